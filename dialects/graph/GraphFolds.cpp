@@ -1,0 +1,239 @@
+//===- GraphFolds.cpp - folders of graph ops ------------------------------===//
+//
+// Folding of no-op data movement (identity reshapes, transposes, casts,
+// expands, zero-ratio dropout), composition of chained reshapes and
+// transposes, and constant folding of integer shape arithmetic (the values
+// that flow through ONNX shape subgraphs).
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace trainc::graph;
+
+/// Integer constant values of `attr` when it is a dense integer tensor.
+static std::optional<SmallVector<APInt>> intValues(Attribute attr) {
+  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(attr);
+  if (!dense)
+    return std::nullopt;
+  return SmallVector<APInt>(dense.getValues<APInt>());
+}
+
+static bool isSplatOf(Attribute attr, double value) {
+  if (auto dense = dyn_cast_or_null<DenseFPElementsAttr>(attr))
+    return dense.isSplat() &&
+           dense.getSplatValue<APFloat>().convertToDouble() == value;
+  if (auto dense = dyn_cast_or_null<DenseIntElementsAttr>(attr))
+    return dense.isSplat() &&
+           dense.getSplatValue<APInt>().getSExtValue() ==
+               static_cast<int64_t>(value);
+  return false;
+}
+
+/// Applies `compute` elementwise to two integer constants whose shapes are
+/// equal or where one side is a splat; the common shape-arithmetic cases.
+template <typename Compute>
+static Attribute foldIntBinary(Attribute lhs, Attribute rhs, Type resultType,
+                               Compute compute) {
+  auto lhsValues = intValues(lhs), rhsValues = intValues(rhs);
+  auto type = dyn_cast<RankedTensorType>(resultType);
+  if (!lhsValues || !rhsValues || !type || !type.hasStaticShape())
+    return {};
+  int64_t n = type.getNumElements();
+  auto at = [n](const SmallVector<APInt> &values, int64_t i) -> const APInt * {
+    if (values.size() == 1)
+      return &values[0];
+    return static_cast<int64_t>(values.size()) == n ? &values[i] : nullptr;
+  };
+  SmallVector<APInt> result;
+  for (int64_t i = 0; i < n; ++i) {
+    const APInt *a = at(*lhsValues, i), *b = at(*rhsValues, i);
+    if (!a || !b)
+      return {};
+    std::optional<APInt> value = compute(*a, *b);
+    if (!value)
+      return {};
+    result.push_back(*value);
+  }
+  return DenseIntElementsAttr::get(type, result);
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
+
+OpFoldResult IdentityOp::fold(FoldAdaptor) { return getInput(); }
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  auto values = intValues(adaptor.getInput());
+  if (!values)
+    return {};
+  for (APInt &value : *values)
+    value.negate();
+  return DenseIntElementsAttr::get(getType(), *values);
+}
+
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  return getRatio().isZero() ? getInput() : OpFoldResult();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto values = intValues(adaptor.getInput());
+  auto to = dyn_cast<IntegerType>(getType().getElementType());
+  if (!values || !to)
+    return {};
+  for (APInt &value : *values)
+    value = to.getWidth() == 1 ? APInt(1, !value.isZero())
+                               : value.sextOrTrunc(to.getWidth());
+  return DenseIntElementsAttr::get(getType(), *values);
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  if (getLhs().getType() == getType() && isSplatOf(adaptor.getRhs(), 0))
+    return getLhs();
+  if (getRhs().getType() == getType() && isSplatOf(adaptor.getLhs(), 0))
+    return getRhs();
+  return foldIntBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &a, const APInt &b) {
+                         return std::optional<APInt>(a + b);
+                       });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  if (getLhs().getType() == getType() && isSplatOf(adaptor.getRhs(), 0))
+    return getLhs();
+  return foldIntBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &a, const APInt &b) {
+                         return std::optional<APInt>(a - b);
+                       });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (getLhs().getType() == getType() && isSplatOf(adaptor.getRhs(), 1))
+    return getLhs();
+  if (getRhs().getType() == getType() && isSplatOf(adaptor.getLhs(), 1))
+    return getRhs();
+  return foldIntBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &a, const APInt &b) {
+                         return std::optional<APInt>(a * b);
+                       });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (getLhs().getType() == getType() && isSplatOf(adaptor.getRhs(), 1))
+    return getLhs();
+  return foldIntBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &a, const APInt &b) {
+                         return b.isZero() ? std::nullopt
+                                           : std::optional<APInt>(a.sdiv(b));
+                       });
+}
+
+#define TRAINC_COMPARE_FOLD(OpName, predicate)                                 \
+  OpFoldResult OpName::fold(FoldAdaptor adaptor) {                             \
+    return foldIntBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),        \
+                         [](const APInt &a, const APInt &b) {                  \
+                           return std::optional<APInt>(APInt(1, predicate));   \
+                         });                                                   \
+  }
+TRAINC_COMPARE_FOLD(EqualOp, a == b)
+TRAINC_COMPARE_FOLD(LessOp, a.slt(b))
+TRAINC_COMPARE_FOLD(GreaterOp, a.sgt(b))
+TRAINC_COMPARE_FOLD(LessEqualOp, a.sle(b))
+TRAINC_COMPARE_FOLD(GreaterEqualOp, a.sge(b))
+#undef TRAINC_COMPARE_FOLD
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    return dense.reshape(getType());
+  // reshape(reshape(x, s1), s2) == reshape(x, s2) unless s2 copies (0) a
+  // dimension that s1 did not itself copy from x.
+  auto inner = getInput().getDefiningOp<ReshapeOp>();
+  if (!inner)
+    return {};
+  for (auto [i, entry] : llvm::enumerate(getShape()))
+    if (entry == 0 && (i >= inner.getShape().size() || inner.getShape()[i] != 0))
+      return {};
+  getInputMutable().assign(inner.getInput());
+  return getResult();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> perm = getPerm();
+  bool identity = llvm::all_of(llvm::enumerate(perm), [](auto indexed) {
+    return static_cast<int64_t>(indexed.index()) == indexed.value();
+  });
+  if (identity)
+    return getInput();
+  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
+    // out[i] = mid[perm[i]] = x[innerPerm[perm[i]]]
+    SmallVector<int64_t> composed;
+    for (int64_t axis : perm)
+      composed.push_back(inner.getPerm()[axis]);
+    setPerm(composed);
+    getInputMutable().assign(inner.getInput());
+    return getResult();
+  }
+  return {};
+}
+
+OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto dense = dyn_cast_or_null<SplatElementsAttr>(adaptor.getInput()))
+    return DenseElementsAttr::get(getType(), dense.getSplatValue<Attribute>());
+  return {};
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  if (getType().getRank() != 1)
+    return {};
+  SmallVector<APInt> result;
+  for (Attribute input : adaptor.getInputs()) {
+    auto values = intValues(input);
+    if (!values)
+      return {};
+    llvm::append_range(result, *values);
+  }
+  return DenseIntElementsAttr::get(getType(), result);
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType() &&
+      llvm::all_of(getSteps(), [](int64_t step) { return step == 1; }))
+    return getInput();
+  auto values = intValues(adaptor.getInput());
+  if (!values || getType().getRank() != 1)
+    return {};
+  SmallVector<APInt> result;
+  int64_t step = getSteps()[0];
+  for (int64_t i = getStarts()[0]; step > 0 ? i < getEnds()[0] : i > getEnds()[0];
+       i += step)
+    result.push_back((*values)[i]);
+  return DenseIntElementsAttr::get(getType(), result);
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  auto data = intValues(adaptor.getData());
+  auto indices = intValues(adaptor.getIndices());
+  if (!data || !indices || getData().getType().getRank() != 1)
+    return {};
+  int64_t size = static_cast<int64_t>(data->size());
+  SmallVector<APInt> result;
+  for (const APInt &index : *indices) {
+    int64_t i = index.getSExtValue();
+    if (i < 0)
+      i += size;
+    if (i < 0 || i >= size)
+      return {};
+    result.push_back((*data)[i]);
+  }
+  return DenseIntElementsAttr::get(getType(), result);
+}

@@ -1,0 +1,32 @@
+//===- GraphOps.h - the graph dialect -------------------------*- C++ -*-===//
+#ifndef TRAINC_DIALECTS_GRAPH_GRAPHOPS_H
+#define TRAINC_DIALECTS_GRAPH_GRAPHOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/graph/GraphDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/graph/GraphOps.h.inc"
+
+namespace trainc::graph {
+
+/// Argument attribute naming an initializer's role in `@forward`.
+inline constexpr llvm::StringLiteral kRoleAttrName = "graph.role";
+/// Argument / result attribute holding the ONNX name of a value.
+inline constexpr llvm::StringLiteral kNameAttrName = "graph.name";
+
+/// The roles an initializer (or graph input) can have in `@forward`.
+inline constexpr llvm::StringLiteral kRoleParameter = "parameter";
+inline constexpr llvm::StringLiteral kRoleState = "state";
+inline constexpr llvm::StringLiteral kRoleConstant = "constant";
+inline constexpr llvm::StringLiteral kRoleInput = "input";
+
+} // namespace trainc::graph
+
+#endif // TRAINC_DIALECTS_GRAPH_GRAPHOPS_H

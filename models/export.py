@@ -1,0 +1,436 @@
+#!/usr/bin/python3
+"""Reference models and PyTorch oracles for trainc's tests.
+
+Run with Debian's interpreter (torch 1.13, torchvision 0.14, onnx 1.12):
+
+  /usr/bin/python3 models/export.py onnx --out DIR [--only NAME ...]
+      Export the reference models to DIR/NAME.onnx. Deterministic: every model
+      is built under its own fixed seed and exported in training mode without
+      constant folding, so initializer names are the PyTorch state_dict names and
+      BatchNorm keeps its training form.
+
+  /usr/bin/python3 models/export.py reference --model NAME --onnx FILE --out DIR
+      Rebuild the torch module, load its weights from FILE's initializers by
+      name, and write PyTorch's results (loss, gradients, 3 steps of SGD with
+      momentum and of AdamW) in fp32/ and fp64/ plus DIR/reference.json.
+
+  /usr/bin/python3 models/export.py all --out DIR
+      Both, for every model (the reference of NAME goes to DIR/NAME.ref).
+
+  /usr/bin/python3 models/export.py info FILE.onnx ...
+      Print opset, inputs/outputs, initializer count and op-type counts.
+
+The committed files are regenerated with
+  /usr/bin/python3 models/export.py onnx --out models --only mlp cnn \
+      cnn_bn_opset13 cnn_bn_opset15 transformer opset18_mlp
+(resnet18, ~45 MB, is generated at test time only). opset18_mlp is built with
+onnx.helper, is valid opset 18, and is NOT checked: ONNX 1.12's checker does not
+know opset 18. It has no torch twin, so it has no reference.
+"""
+import argparse
+import collections
+import hashlib
+import json
+import math
+import os
+import sys
+import warnings
+from dataclasses import dataclass
+from typing import Callable, List, Tuple
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from onnx import TensorProto, helper, numpy_helper
+
+torch.set_num_threads(1)
+# Expected: BN's `num_batches_tracked += 1` is dropped from the export (not needed).
+warnings.filterwarnings("ignore", message="ONNX Preprocess - Removing mutation")
+
+NUM_CLASSES = 10
+VOCAB = 1000
+STEPS = 3
+INPUT_SEED = 1234
+SGD = dict(lr=0.01, momentum=0.9)
+ADAMW = dict(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+
+
+NOTES = [
+    "BatchNorm running stats follow PyTorch: momentum 0.1 (ONNX momentum 0.9) and the "
+    "UNBIASED batch variance n/(n-1)*var for running_var; normalization uses the biased one.",
+    "num_batches_tracked is not exported (torch drops the in-place += 1) and not written.",
+    "Some gradients are exactly zero in exact arithmetic (conv bias feeding BatchNorm, the "
+    "key part of in_proj_bias); fp32 leaves ~1e-8 noise there, which AdamW amplifies. "
+    "Compare those tensors with an absolute tolerance.",
+]
+
+# --------------------------------------------------------------------------- models
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(784, 256), nn.Linear(256, 128), nn.Linear(128, 10)
+
+    def forward(self, image):
+        x = torch.flatten(image, 1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+class CNN(nn.Module):
+    """LeNet-style: two conv/relu/maxpool stages and two linear layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, padding=1)
+        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
+        self.fc1, self.fc2 = nn.Linear(3136, 128), nn.Linear(128, 10)
+
+    def forward(self, image):
+        x = F.max_pool2d(F.relu(self.conv1(image)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
+class CNNBN(nn.Module):
+    """Tiny CNN with BatchNorm2d (exported in training mode)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
+        self.conv2, self.bn2 = nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.BatchNorm2d(16)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, image):
+        x = F.relu(self.bn1(self.conv1(image)))
+        x = F.relu(self.bn2(self.conv2(x)))
+        x = F.adaptive_avg_pool2d(x, 1)
+        return self.fc(torch.flatten(x, 1))
+
+
+class Transformer(nn.Module):
+    """Token classifier: embedding + learned positions, 2 encoder layers, mean pool."""
+
+    def __init__(self, seq=64, d=128):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, d)
+        self.pos = nn.Parameter(0.02 * torch.randn(seq, d))
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(d_model=d, nhead=4, dim_feedforward=512, dropout=0.0,
+                                       activation="gelu", batch_first=True)
+            for _ in range(2))
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, tokens):
+        x = self.embed(tokens) + self.pos
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x.mean(dim=1))
+
+
+def resnet18():
+    import torchvision
+    return torchvision.models.resnet18(num_classes=NUM_CLASSES)
+
+
+@dataclass
+class Spec:
+    build: Callable[[], nn.Module]
+    inputs: List[Tuple[str, Tuple[int, ...], str]]  # (name, shape, "float32" | "int64")
+    opset: int
+    seed: int = 0
+
+
+IMG = "image"
+SPECS = {
+    "mlp": Spec(MLP, [(IMG, (64, 1, 28, 28), "float32")], 17),
+    "cnn": Spec(CNN, [(IMG, (64, 1, 28, 28), "float32")], 13),
+    "cnn_bn_opset13": Spec(CNNBN, [(IMG, (8, 3, 16, 16), "float32")], 13),
+    "cnn_bn_opset15": Spec(CNNBN, [(IMG, (8, 3, 16, 16), "float32")], 15),
+    "resnet18": Spec(resnet18, [(IMG, (32, 3, 32, 32), "float32")], 14),
+    "transformer": Spec(Transformer, [("tokens", (16, 64), "int64")], 17),
+}
+HANDBUILT = ["opset18_mlp"]
+ALL_MODELS = list(SPECS) + HANDBUILT
+
+
+def build(spec: Spec) -> nn.Module:
+    torch.manual_seed(spec.seed)
+    return spec.build()
+
+
+def make_inputs(spec: Spec):
+    """Fixed-seed input batch and labels: images ~ randn, tokens ~ randint(0, VOCAB)."""
+    g = torch.Generator().manual_seed(INPUT_SEED)
+    xs = []
+    for _, shape, dtype in spec.inputs:
+        if dtype == "int64":
+            xs.append(torch.randint(0, VOCAB, shape, generator=g, dtype=torch.int64))
+        else:
+            xs.append(torch.randn(shape, generator=g, dtype=torch.float32))
+    labels = torch.randint(0, NUM_CLASSES, (spec.inputs[0][1][0],), generator=g, dtype=torch.int64)
+    return xs, labels
+
+
+# --------------------------------------------------------------------------- export
+
+def export_torch(name: str, spec: Spec, path: str):
+    model = build(spec)
+    model.train()
+    args = tuple(torch.zeros(s, dtype=getattr(torch, d)) for _, s, d in spec.inputs)
+    torch.onnx.export(model, args, path, opset_version=spec.opset,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      input_names=[n for n, _, _ in spec.inputs], output_names=["logits"],
+                      # A symbolic batch, as users export: shape subgraphs then
+                      # derive batch-dependent sizes from Shape, which the
+                      # importer must fold into batch-relative reshapes.
+                      dynamic_axes={**{n: {0: "batch"} for n, _, _ in spec.inputs},
+                                    "logits": {0: "batch"}})
+    check_torch_export(name, spec, model, onnx.load(path))
+
+
+def check_torch_export(name: str, spec: Spec, module: nn.Module, m: onnx.ModelProto):
+    """Self-check: valid model, state_dict names kept, I/O as asked, BN in training form."""
+    onnx.checker.check_model(m)
+    inits = {t.name for t in m.graph.initializer}
+    missing = [k for k in module.state_dict()
+               if k not in inits and not k.endswith("num_batches_tracked")]
+    assert not missing, f"{name}: state_dict keys not among initializers: {missing}"
+    assert [i.name for i in m.graph.input] == [n for n, _, _ in spec.inputs], name
+    assert [o.name for o in m.graph.output] == ["logits"], name
+    assert m.opset_import[0].version == spec.opset, name
+    consts = {n.output[0]: numpy_helper.to_array(n.attribute[0].t)
+              for n in m.graph.node if n.op_type == "Constant" and n.attribute[0].name == "value"}
+    for n in m.graph.node:
+        if n.op_type == "Dropout":  # torch keeps nn.Dropout(p=0) as Dropout(ratio=0, training)
+            assert consts[n.input[1]] == 0.0, f"{name}: {n.name} has a nonzero ratio"
+        if n.op_type != "BatchNormalization":
+            continue
+        attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
+        if spec.opset < 14:  # BN-9: training is expressed by the 5-output form
+            assert len(n.output) == 5 and "training_mode" not in attrs, (name, n)
+        else:                # BN-14/15: training_mode=1, 3 outputs
+            assert attrs.get("training_mode") == 1 and len(n.output) == 3, (name, n)
+
+
+def export_opset18_mlp(path: str):
+    """Hand-built opset-18 model: ReduceMean-18 takes `axes` as an input."""
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((16, 8)) * 0.25).astype(np.float32)
+    b = (rng.standard_normal(8) * 0.1).astype(np.float32)
+    inits = [numpy_helper.from_array(w, "fc.weight"), numpy_helper.from_array(b, "fc.bias"),
+             numpy_helper.from_array(np.array([1], np.int64), "mean.axes"),
+             numpy_helper.from_array(np.array([0, -1], np.int64), "reshape.shape")]
+    nodes = [
+        helper.make_node("MatMul", ["x", "fc.weight"], ["fc.mm"], name="fc.matmul"),
+        helper.make_node("Add", ["fc.mm", "fc.bias"], ["fc.out"], name="fc.add"),
+        helper.make_node("Relu", ["fc.out"], ["h"], name="relu"),
+        helper.make_node("ReduceMean", ["h", "mean.axes"], ["mean"], name="mean", keepdims=1),
+        helper.make_node("Sub", ["h", "mean"], ["centered"], name="center"),
+        helper.make_node("Reshape", ["centered", "reshape.shape"], ["flat"], name="reshape"),
+        helper.make_node("Softmax", ["flat"], ["probs"], name="softmax", axis=-1),
+    ]
+    graph = helper.make_graph(
+        nodes, "opset18_mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [4, 8])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)],
+                          producer_name="trainc-models-export")
+    m.ir_version = 8
+    onnx.save(m, path)
+    # No checker: ONNX 1.12 rejects opset 18. Check the numbers by hand instead.
+    x = rng.standard_normal((4, 16)).astype(np.float32)
+    h = np.maximum(x @ w + b, 0)
+    c = h - h.mean(axis=1, keepdims=True)
+    p = np.exp(c - c.max(-1, keepdims=True))
+    assert np.allclose((p / p.sum(-1, keepdims=True)).sum(-1), 1)
+
+
+def cmd_onnx(out: str, only=None):
+    os.makedirs(out, exist_ok=True)
+    for name in only or ALL_MODELS:
+        path = os.path.join(out, name + ".onnx")
+        if name == "opset18_mlp":
+            export_opset18_mlp(path)
+        elif name in SPECS:
+            export_torch(name, SPECS[name], path)
+        else:
+            sys.exit(f"unknown model {name!r}; known: {', '.join(ALL_MODELS)}")
+        print(f"wrote {path} ({os.path.getsize(path)} bytes)")
+
+
+# --------------------------------------------------------------------------- reference
+
+def load_from_onnx(module: nn.Module, path: str):
+    """Load `module`'s state_dict from the ONNX initializers of the same names."""
+    inits = {t.name: numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer}
+    state = module.state_dict()
+    missing = [k for k in state if k not in inits and not k.endswith("num_batches_tracked")]
+    if missing:
+        raise SystemExit(f"{path}: initializers missing for state_dict keys: {missing}")
+    for k, v in state.items():
+        if k in inits:
+            a = inits[k]
+            if tuple(a.shape) != tuple(v.shape):
+                raise SystemExit(f"{path}: {k} has shape {a.shape}, torch wants {tuple(v.shape)}")
+            state[k] = torch.from_numpy(a.copy()).to(v.dtype)
+    module.load_state_dict(state)
+    return state
+
+
+def save(root: str, rel: str, a):
+    path = os.path.join(root, rel + ".npy")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    np.save(path, np.asarray(a))
+
+
+def run_precision(spec: Spec, state, xs, labels, dtype, root):
+    """Loss, grads and 3 optimizer steps in `dtype`; returns {relative name: array}."""
+    def fresh():
+        m = build(spec)
+        m.load_state_dict(state)
+        return m.to(dtype).train()
+
+    xs = [x.to(dtype) if x.is_floating_point() else x for x in xs]
+    loss_fn = nn.CrossEntropyLoss()
+    out = {}
+    for (name, _, _), x in zip(spec.inputs, xs):
+        out[f"inputs/{name}"] = x.numpy()
+    out["labels"] = labels.numpy()
+
+    model = fresh()
+    loss = loss_fn(model(*xs), labels)
+    loss.backward()
+    out["loss"] = loss.detach().numpy()
+    for n, p in model.named_parameters():
+        out[f"grads/{n}"] = p.grad.numpy()
+
+    optimizers = {"sgd_momentum": lambda ps: torch.optim.SGD(ps, **SGD),
+                  "adamw": lambda ps: torch.optim.AdamW(ps, **ADAMW)}
+    for opt_name, make in optimizers.items():
+        model = fresh()
+        opt = make(model.parameters())
+        losses = []
+        for _ in range(STEPS):
+            opt.zero_grad()
+            loss = loss_fn(model(*xs), labels)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        out[f"{opt_name}/losses"] = np.array(losses, dtype=out["loss"].dtype)
+        for n, t in model.state_dict().items():
+            if not n.endswith("num_batches_tracked"):
+                out[f"{opt_name}/params/{n}"] = t.detach().numpy()
+
+    for rel, a in out.items():
+        save(root, rel, a)
+    return out
+
+
+def rel_error(a, b):
+    """e(a, b) = ||a-b|| / (||b|| + 1e-6 sqrt(n)), in float64."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.linalg.norm(a - b) / (np.linalg.norm(b) + 1e-6 * math.sqrt(max(b.size, 1))))
+
+
+def cmd_reference(name: str, onnx_path: str, out: str):
+    if name not in SPECS:
+        sys.exit(f"no torch reference for {name!r}; known: {', '.join(SPECS)}")
+    spec = SPECS[name]
+    module = build(spec)
+    state = load_from_onnx(module, onnx_path)
+    xs, labels = make_inputs(spec)
+    results = {p: run_precision(spec, state, xs, labels, dt, os.path.join(out, p))
+               for p, dt in (("fp32", torch.float32), ("fp64", torch.float64))}
+    errors = {k: rel_error(results["fp32"][k], v) for k, v in results["fp64"].items()
+              if not k.startswith("inputs/") and k != "labels"}
+    groups = collections.defaultdict(float)
+    for k, e in errors.items():
+        g = k.split("/")[0] if "/" in k else k
+        groups[g] = max(groups[g], e)
+    with open(onnx_path, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()
+    info = {
+        "model": name,
+        "onnx": os.path.basename(onnx_path),
+        "onnx_sha256": sha,
+        "opset": spec.opset,
+        "mode": "module.train(): BatchNorm normalizes with batch statistics",
+        "notes": NOTES,
+        "loss": "CrossEntropyLoss(reduction='mean') on logits",
+        "steps": STEPS,
+        "same_batch_every_step": True,
+        "optimizers": {"sgd_momentum": {"type": "torch.optim.SGD", **SGD, "dampening": 0.0,
+                                        "nesterov": False, "weight_decay": 0.0},
+                       "adamw": {"type": "torch.optim.AdamW", **ADAMW, "amsgrad": False}},
+        "seeds": {"weights": spec.seed, "inputs": INPUT_SEED},
+        "inputs": [{"name": n, "shape": list(s), "dtype": d, "fp64_dtype":
+                    "float64" if d == "float32" else d} for n, s, d in spec.inputs],
+        "labels": {"shape": [spec.inputs[0][1][0]], "dtype": "int64",
+                   "range": [0, NUM_CLASSES]},
+        "parameters": [n for n, _ in module.named_parameters()],
+        "buffers": [n for n, _ in module.named_buffers() if not n.endswith("num_batches_tracked")],
+        "precisions": ["fp32", "fp64"],
+        "files": "<precision>/{inputs/<input>.npy, labels.npy, loss.npy, grads/<param>.npy, "
+                 "<opt>/losses.npy [steps], <opt>/params/<param or buffer>.npy}",
+        "error_fp32_vs_fp64_def": "||a-b|| / (||b|| + 1e-6*sqrt(n)), a=fp32, b=fp64",
+        "error_fp32_vs_fp64_max": dict(groups),
+        "error_fp32_vs_fp64": errors,
+    }
+    with open(os.path.join(out, "reference.json"), "w") as f:
+        json.dump(info, f, indent=1, sort_keys=False)
+    print(f"wrote {out} (max e(fp32,fp64): {max(errors.values()):.3g})")
+
+
+def cmd_all(out: str):
+    cmd_onnx(out)
+    for name in SPECS:
+        cmd_reference(name, os.path.join(out, name + ".onnx"), os.path.join(out, name + ".ref"))
+
+
+def cmd_info(paths):
+    for path in paths:
+        m = onnx.load(path)
+        g = m.graph
+        def io(vs):
+            return ", ".join(f"{v.name}:{TensorProto.DataType.Name(v.type.tensor_type.elem_type)}"
+                             f"{[d.dim_value or d.dim_param for d in v.type.tensor_type.shape.dim]}"
+                             for v in vs)
+        print(f"{path}: {os.path.getsize(path)} bytes, ir {m.ir_version}, opset "
+              f"{[(o.domain or 'ai.onnx', o.version) for o in m.opset_import]}")
+        print(f"  inputs  {io(g.input)}\n  outputs {io(g.output)}")
+        print(f"  {len(g.initializer)} initializers, {len(g.node)} nodes")
+        for op, c in sorted(collections.Counter(n.op_type for n in g.node).items()):
+            print(f"    {op:24s} {c}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("onnx", help="export the models to DIR/NAME.onnx")
+    p.add_argument("--out", required=True)
+    p.add_argument("--only", nargs="+", choices=ALL_MODELS, metavar="NAME")
+    p = sub.add_parser("reference", help="write PyTorch's reference results for one model")
+    p.add_argument("--model", required=True, choices=list(SPECS))
+    p.add_argument("--onnx", required=True)
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("all", help="onnx + reference for every model into DIR")
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("info", help="summarize ONNX files")
+    p.add_argument("files", nargs="+")
+    a = ap.parse_args(argv)
+    if a.cmd == "onnx":
+        cmd_onnx(a.out, a.only)
+    elif a.cmd == "reference":
+        cmd_reference(a.model, a.onnx, a.out)
+    elif a.cmd == "all":
+        cmd_all(a.out)
+    else:
+        cmd_info(a.files)
+
+
+if __name__ == "__main__":
+    main()

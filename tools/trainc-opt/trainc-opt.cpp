@@ -1,0 +1,25 @@
+//===- trainc-opt.cpp - MlirOptMain with trainc's dialects and passes -----===//
+//
+// The driver of the lit tests: parses, verifies, runs passes and prints IR.
+// Only the dialects and passes trainc uses are registered (upstream's
+// canonicalize and cse included), which keeps the binary small.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/graph/GraphOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+  mlir::registerInlinerPass();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::func::FuncDialect, trainc::graph::GraphDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "trainc optimizer driver\n", registry));
+}
