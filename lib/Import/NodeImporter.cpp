@@ -175,12 +175,14 @@ NodeImporter::createOp(llvm::StringRef opName, ValueRange operands,
       (reinterpret_cast<uintptr_t>(storage.data()) + 15) & ~uintptr_t(15));
   OpaqueProperties properties(aligned);
   name->initOpProperties(properties, OpaqueProperties(nullptr));
-  std::string propertyError;
   auto emitPropertyError = [&]() {
-    return mlir::emitError(loc_, "invalid attributes for " + opName);
+    return mlir::emitError(loc_, "invalid attributes for " + opName + ": ");
   };
-  LogicalResult propertiesSet = name->setOpPropertiesFromAttribute(
-      *name, properties, dictionary, emitPropertyError);
+  LogicalResult propertiesSet =
+      name->getOpPropertyByteSize() == 0
+          ? success()
+          : name->setOpPropertiesFromAttribute(*name, properties, dictionary,
+                                               emitPropertyError);
   SmallVector<Type> resultTypes;
   LogicalResult inferred =
       succeeded(propertiesSet)

@@ -1,0 +1,103 @@
+//===- ImportCommand.cpp - `trainc import` --------------------------------===//
+#include "tools/trainc/Commands.h"
+
+#include "trainc/Import.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+namespace trainc::cli {
+
+void addImportCommand(CLI::App &command, ImportCommandOptions &options) {
+  command.add_option("model", options.model, "The ONNX model file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command.add_option("-o,--output", options.output,
+                     "Where to write the IR ('-' for stdout)")
+      ->capture_default_str();
+  command
+      .add_option("--batch", options.batch,
+                  "Batch size bound to the model's batch dimension (default: "
+                  "the model's static batch size, or 1 if it is symbolic)")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--freeze", options.freeze,
+                     "Regular expression: matching floating-point "
+                     "initializers become constants, not parameters");
+  command.add_flag("--no-canonicalize", options.noCanonicalize,
+                   "Print the IR exactly as imported, before folding");
+  command.add_flag("--print-locations", options.printLocations,
+                   "Print each op's location (its ONNX node name)");
+}
+
+std::string writeFileAtomically(const std::string &path,
+                                const std::string &contents) {
+  if (path == "-") {
+    llvm::outs() << contents;
+    llvm::outs().flush();
+    return "";
+  }
+  std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
+    if (!stream)
+      return "cannot write '" + path + "' (cannot create a file there)";
+    stream << contents;
+    stream.flush();
+    if (!stream) {
+      std::remove(temporary.c_str());
+      return "cannot write '" + path + "' (write failed)";
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return "cannot write '" + path + "' (rename failed)";
+  }
+  return "";
+}
+
+int runImportCommand(const ImportCommandOptions &options) {
+  mlir::MLIRContext context;
+  ImportOptions importOptions;
+  if (options.batch)
+    importOptions.batchSize = *options.batch;
+  importOptions.freezePattern = options.freeze;
+  importOptions.canonicalize = !options.noCanonicalize;
+
+  auto imported = importOnnxFile(context, options.model, importOptions);
+  if (!imported) {
+    spdlog::error("{}", llvm::toString(imported.takeError()));
+    return 1;
+  }
+  for (const std::string &warning : imported->warnings)
+    spdlog::warn("{}: {}", options.model, warning);
+
+  size_t parameterBytes = 0;
+  for (const auto &[name, weight] : imported->weights)
+    parameterBytes += weight.bytes.size();
+  spdlog::info("{}: {} initializers ({} bytes) kept out of the IR",
+               options.model, imported->weights.size(), parameterBytes);
+
+  std::string text;
+  llvm::raw_string_ostream stream(text);
+  mlir::OpPrintingFlags flags;
+  if (options.printLocations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/true);
+  imported->module->print(stream, flags);
+  stream.flush();
+  std::string error = writeFileAtomically(options.output, text);
+  if (!error.empty()) {
+    spdlog::error("{}", error);
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace trainc::cli

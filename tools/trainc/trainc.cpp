@@ -1,0 +1,46 @@
+//===- trainc.cpp - the trainc command-line driver ------------------------===//
+//
+//   trainc import model.onnx [-o out.mlir] [--batch N] [--freeze REGEX]
+//
+// Errors go to stderr as one line "trainc: error: ..." with a non-zero exit
+// status; output files are written atomically (temporary file + rename).
+//
+//===----------------------------------------------------------------------===//
+#include "tools/trainc/Commands.h"
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#ifndef TRAINC_VERSION
+#define TRAINC_VERSION "unknown"
+#endif
+
+int main(int argc, char **argv) {
+  CLI::App app{"trainc: an ahead-of-time compiler for deep-learning training",
+               "trainc"};
+  app.set_version_flag("--version", std::string("trainc ") + TRAINC_VERSION);
+  app.require_subcommand(1);
+  int verbosity = 0;
+  app.add_flag("-v,--verbose", verbosity,
+               "Log what the compiler does (repeat for more detail)");
+
+  trainc::cli::ImportCommandOptions importOptions;
+  CLI::App *import =
+      app.add_subcommand("import", "Import an ONNX model and print its graph "
+                                   "dialect IR");
+  trainc::cli::addImportCommand(*import, importOptions);
+
+  CLI11_PARSE(app, argc, argv);
+
+  auto logger = spdlog::stderr_color_mt("trainc");
+  logger->set_pattern("trainc: %^%l%$: %v");
+  logger->set_level(verbosity >= 2   ? spdlog::level::debug
+                    : verbosity == 1 ? spdlog::level::info
+                                     : spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+
+  if (import->parsed())
+    return trainc::cli::runImportCommand(importOptions);
+  return 1;
+}
