@@ -399,6 +399,16 @@ llvm::Expected<ImportedModel> importOnnxBytes(MLIRContext &context,
   if (batchSize <= 0)
     return makeError(file, "the batch size must be positive");
 
+  // Every initializer's data must fill its shape, whether or not it is used.
+  WeightStore allWeights;
+  for (const auto &initializer : graph.initializer()) {
+    std::string error;
+    auto weight = import::decodeWeight(initializer, error);
+    if (failed(weight))
+      return makeError(file, error);
+    allWeights[initializer.name()] = std::move(*weight);
+  }
+
   // Prepares a state; called once per run.
   auto prepare = [&](ImportState &state) -> llvm::Error {
     state.opset = opset;
@@ -494,13 +504,8 @@ llvm::Expected<ImportedModel> importOnnxBytes(MLIRContext &context,
   ImportedModel imported;
   imported.warnings = std::move(probeWarnings);
   llvm::append_range(imported.warnings, state.warnings);
-  for (const std::string &name : state.initializerArguments) {
-    std::string error;
-    auto weight = import::decodeWeight(*state.initializers.lookup(name), error);
-    if (failed(weight))
-      return makeError(file, error);
-    imported.weights[name] = std::move(*weight);
-  }
+  for (const std::string &name : state.initializerArguments)
+    imported.weights[name] = std::move(allWeights[name]);
   imported.module = std::move(module);
   return imported;
 }

@@ -1,0 +1,20 @@
+# lit configuration shared by test/lit and test/models.
+import os
+import lit.formats
+
+site = lit_config.params.get("trainc_site_config")
+if not site:
+    lit_config.fatal("run through ctest, or pass --param trainc_site_config=BUILD/test/lit.site.cfg.py")
+exec(open(site).read())
+
+config.name = "trainc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["lit.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.trainc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.substitutions.append(("%models", os.path.join(config.trainc_source_dir, "models")))
+config.substitutions.append(("%generated_models", os.path.join(config.trainc_binary_dir, "models")))
+config.substitutions.append(("%python", config.python))
