@@ -89,8 +89,9 @@ int runImportCommand(const ImportCommandOptions &options) {
   llvm::raw_string_ostream stream(text);
   mlir::OpPrintingFlags flags;
   if (options.printLocations)
-    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/true);
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
   imported->module->print(stream, flags);
+  stream << "\n";
   stream.flush();
   std::string error = writeFileAtomically(options.output, text);
   if (!error.empty()) {

@@ -21,6 +21,7 @@ int main(int argc, char **argv) {
                "trainc"};
   app.set_version_flag("--version", std::string("trainc ") + TRAINC_VERSION);
   app.require_subcommand(1);
+  app.fallthrough(); // global flags (-v) may follow the subcommand
   int verbosity = 0;
   app.add_flag("-v,--verbose", verbosity,
                "Log what the compiler does (repeat for more detail)");
