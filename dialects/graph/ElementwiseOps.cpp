@@ -46,9 +46,22 @@ TRAINC_SAME_TYPE_INFERENCE(ErfOp)
 TRAINC_SAME_TYPE_INFERENCE(ReciprocalOp)
 TRAINC_SAME_TYPE_INFERENCE(LeakyReluOp)
 TRAINC_SAME_TYPE_INFERENCE(GeluOp)
-TRAINC_SAME_TYPE_INFERENCE(DropoutOp)
 TRAINC_SAME_TYPE_INFERENCE(NotOp)
 #undef TRAINC_SAME_TYPE_INFERENCE
+
+LogicalResult DropoutOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  if (auto ratio = adaptor.getRatioAttr()) {
+    double value = ratio.getValueAsDouble();
+    if (value < 0.0 || value >= 1.0)
+      return inferenceError(location, "dropout ratio " + std::to_string(value) +
+                                          " is not in [0, 1)");
+  }
+  types.push_back(adaptor.getInput().getType());
+  return success();
+}
 
 LogicalResult ClipOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> location,

@@ -15,6 +15,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "dialects/graph/GradientInterface.td"
 
 def Graph_Dialect : Dialect {
   let name = "graph";
@@ -51,12 +52,14 @@ class Graph_Op<string mnemonic, list<Trait> traits = []>
     : Op<Graph_Dialect, mnemonic, !listconcat(traits, [InferTypeOpAdaptor])>;
 
 // op %x : type  -- result has the operand's type.
-class Graph_UnaryOp<string mnemonic, Type type, list<Trait> traits = []>
-    : Graph_Op<mnemonic, !listconcat(traits, [Pure])> {
+class Graph_UnaryOpBase<string mnemonic, Type type, list<Trait> traits = []>
+    : Graph_Op<mnemonic, traits> {
   let arguments = (ins type:$input);
   let results = (outs type:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
+class Graph_UnaryOp<string mnemonic, Type type, list<Trait> traits = []>
+    : Graph_UnaryOpBase<mnemonic, type, !listconcat(traits, [Pure])>;
 
 // Binary op with ONNX (numpy) multidirectional broadcasting.
 class Graph_BroadcastOp<string mnemonic, Type operandType, Type resultType,

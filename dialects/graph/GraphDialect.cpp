@@ -9,6 +9,7 @@ using namespace mlir;
 using namespace trainc::graph;
 
 #include "dialects/graph/GraphDialect.cpp.inc"
+#include "dialects/graph/GradientInterface.cpp.inc"
 
 void GraphDialect::initialize() {
   addOperations<

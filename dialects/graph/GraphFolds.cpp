@@ -24,8 +24,7 @@ static std::optional<SmallVector<APInt>> intValues(Attribute attr) {
 
 static bool isSplatOf(Attribute attr, double value) {
   if (auto dense = dyn_cast_or_null<DenseFPElementsAttr>(attr))
-    return dense.isSplat() &&
-           dense.getSplatValue<APFloat>().convertToDouble() == value;
+    return dense.isSplat() && dense.getSplatValue<APFloat>().isExactlyValue(value);
   if (auto dense = dyn_cast_or_null<DenseIntElementsAttr>(attr))
     return dense.isSplat() &&
            dense.getSplatValue<APInt>().getSExtValue() ==
@@ -86,8 +85,9 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (!values || !to)
     return {};
   for (APInt &value : *values)
-    value = to.getWidth() == 1 ? APInt(1, !value.isZero())
-                               : value.sextOrTrunc(to.getWidth());
+    value = to.getWidth() == 1      ? APInt(1, !value.isZero())
+            : value.getBitWidth() == 1 ? value.zext(to.getWidth()) // true is 1
+                                       : value.sextOrTrunc(to.getWidth());
   return DenseIntElementsAttr::get(getType(), *values);
 }
 
@@ -206,7 +206,7 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getType() &&
+  if (getInput().getType() == getType() && getType().hasStaticShape() &&
       llvm::all_of(getSteps(), [](int64_t step) { return step == 1; }))
     return getInput();
   auto values = intValues(adaptor.getInput());

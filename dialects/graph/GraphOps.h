@@ -11,6 +11,16 @@
 
 #include "dialects/graph/GraphDialect.h.inc"
 
+namespace trainc::graph::OpTrait {
+/// Marks ops whose results carry no gradient (comparisons, masks, integer
+/// arithmetic, optimizer updates); see GradientInterface.td.
+template <typename ConcreteType>
+class NonDifferentiable
+    : public mlir::OpTrait::TraitBase<ConcreteType, NonDifferentiable> {};
+} // namespace trainc::graph::OpTrait
+
+#include "dialects/graph/GradientInterface.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/graph/GraphOps.h.inc"
 

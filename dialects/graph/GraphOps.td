@@ -16,7 +16,8 @@ include "dialects/graph/GraphBase.td"
 // Constants
 //===----------------------------------------------------------------------===//
 
-def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, Pure]> {
+def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, Pure,
+                                             Graph_NonDifferentiable]> {
   let summary = "A small constant tensor (shape values, ONNX Constant nodes)";
   let description = [{
     Holds the value of an ONNX `Constant` node or of an integer initializer
@@ -33,76 +34,91 @@ def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, Pure]> {
 // Elementwise unary
 //===----------------------------------------------------------------------===//
 
-def Graph_IdentityOp : Graph_UnaryOp<"identity", Graph_Tensor> {
+def Graph_IdentityOp : Graph_UnaryOp<"identity", Graph_Tensor,
+                                 [Graph_Differentiable]> {
   let summary = "Identity (ONNX Identity)";
   let hasFolder = 1;
 }
-def Graph_NegOp : Graph_UnaryOp<"neg", Graph_Tensor> {
+def Graph_NegOp : Graph_UnaryOp<"neg", Graph_Tensor,
+                                 [Graph_Differentiable]> {
   let summary = "Elementwise negation";
   let hasFolder = 1;
 }
-def Graph_AbsOp : Graph_UnaryOp<"abs", Graph_Tensor> {
+def Graph_AbsOp : Graph_UnaryOp<"abs", Graph_Tensor,
+                                 [Graph_Differentiable]> {
   let summary = "Elementwise absolute value";
 }
-def Graph_SqrtOp : Graph_UnaryOp<"sqrt", Graph_FloatTensor> {
+def Graph_SqrtOp : Graph_UnaryOp<"sqrt", Graph_FloatTensor,
+                                 [Graph_Differentiable]> {
   let summary = "Elementwise square root";
 }
-def Graph_ExpOp : Graph_UnaryOp<"exp", Graph_FloatTensor> {
+def Graph_ExpOp : Graph_UnaryOp<"exp", Graph_FloatTensor,
+                                 [Graph_Differentiable]> {
   let summary = "Elementwise e^x";
 }
-def Graph_LogOp : Graph_UnaryOp<"log", Graph_FloatTensor> {
+def Graph_LogOp : Graph_UnaryOp<"log", Graph_FloatTensor,
+                                 [Graph_Differentiable]> {
   let summary = "Elementwise natural logarithm";
 }
-def Graph_TanhOp : Graph_UnaryOp<"tanh", Graph_FloatTensor> {
+def Graph_TanhOp : Graph_UnaryOp<"tanh", Graph_FloatTensor,
+                                 [Graph_Differentiable]> {
   let summary = "Elementwise hyperbolic tangent";
 }
-def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", Graph_FloatTensor> {
+def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", Graph_FloatTensor,
+                                 [Graph_Differentiable]> {
   let summary = "Elementwise logistic function 1 / (1 + e^-x)";
 }
-def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_FloatTensor> {
+def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_FloatTensor,
+                                 [Graph_Differentiable]> {
   let summary = "Elementwise max(x, 0)";
 }
-def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor> {
+def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor,
+                                 [Graph_Differentiable]> {
   let summary = "Elementwise Gauss error function";
 }
-def Graph_ReciprocalOp : Graph_UnaryOp<"reciprocal", Graph_FloatTensor> {
+def Graph_ReciprocalOp : Graph_UnaryOp<"reciprocal", Graph_FloatTensor,
+                                 [Graph_Differentiable]> {
   let summary = "Elementwise 1 / x";
 }
 
-def Graph_LeakyReluOp : Graph_UnaryOp<"leaky_relu", Graph_FloatTensor> {
+def Graph_LeakyReluOp : Graph_UnaryOp<"leaky_relu", Graph_FloatTensor,
+                                       [Graph_Differentiable]> {
   let summary = "Elementwise x >= 0 ? x : alpha * x";
   let arguments = (ins Graph_FloatTensor:$input,
                        DefaultValuedAttr<F64Attr, "0.01">:$alpha);
 }
 
-def Graph_GeluOp : Graph_UnaryOp<"gelu", Graph_FloatTensor> {
+def Graph_GeluOp : Graph_UnaryOp<"gelu", Graph_FloatTensor,
+                                  [Graph_Differentiable]> {
   let summary = "GELU, exact (erf) or tanh approximation (ONNX Gelu-20)";
   let arguments = (ins Graph_FloatTensor:$input,
                        DefaultValuedAttr<BoolAttr, "false">:$tanh_approximation);
 }
 
-def Graph_ClipOp : Graph_UnaryOp<"clip", Graph_FloatTensor> {
+def Graph_ClipOp : Graph_UnaryOp<"clip", Graph_FloatTensor,
+                                  [Graph_Differentiable]> {
   let summary = "Elementwise clamp to [min, max]; a missing bound is open";
   let arguments = (ins Graph_FloatTensor:$input,
                        OptionalAttr<F64Attr>:$min,
                        OptionalAttr<F64Attr>:$max);
 }
 
-def Graph_DropoutOp : Graph_UnaryOp<"dropout", Graph_FloatTensor> {
+def Graph_DropoutOp : Graph_UnaryOpBase<"dropout", Graph_FloatTensor> {
   let summary = "Training-mode dropout with keep probability 1 - ratio";
   let description = [{
     Zeroes each element with probability `ratio` and scales the rest by
     1 / (1 - ratio). Not `Pure`: two dropouts of the same value draw
     different masks, so they must never be merged. The mask comes from
-    trainc's counter-based RNG keyed by (seed, step, op). A ratio of 0 folds
-    away.
+    trainc's counter-based RNG keyed by (seed, step, op): --trainc-autodiff
+    rewrites it into `graph.random_mask` times the input, so the backward
+    pass reuses the mask. A ratio of 0 folds away.
   }];
   // Not Pure: see the description.
   let arguments = (ins Graph_FloatTensor:$input, F64Attr:$ratio);
   let hasFolder = 1;
 }
 
-def Graph_CastOp : Graph_FunctionalOp<"cast", [Pure]> {
+def Graph_CastOp : Graph_FunctionalOp<"cast", [Pure, Graph_Differentiable]> {
   let summary = "Elementwise conversion to the element type `to`";
   let arguments = (ins Graph_Tensor:$input, TypeAttr:$to);
   let results = (outs Graph_Tensor:$output);
@@ -114,7 +130,8 @@ def Graph_CastOp : Graph_FunctionalOp<"cast", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 class Graph_ArithOp<string mnemonic>
-    : Graph_BroadcastOp<mnemonic, Graph_Tensor, Graph_Tensor> {
+    : Graph_BroadcastOp<mnemonic, Graph_Tensor, Graph_Tensor,
+                        [Graph_Differentiable]> {
   let description = [{
     Elementwise with ONNX multidirectional (numpy) broadcasting. Both
     operands have the same element type.
@@ -128,12 +145,14 @@ def Graph_DivOp : Graph_ArithOp<"div"> {
   let summary = "lhs / rhs (integer division truncates)";
 }
 
-def Graph_PowOp : Graph_BroadcastOp<"pow", Graph_Tensor, Graph_Tensor> {
+def Graph_PowOp : Graph_BroadcastOp<"pow", Graph_Tensor, Graph_Tensor,
+                                     [Graph_Differentiable]> {
   let summary = "lhs ^ rhs with broadcasting; result has lhs's element type";
 }
 
 class Graph_CompareOp<string mnemonic>
-    : Graph_BroadcastOp<mnemonic, Graph_Tensor, Graph_BoolTensor> {
+    : Graph_BroadcastOp<mnemonic, Graph_Tensor, Graph_BoolTensor,
+                        [Graph_NonDifferentiable]> {
   let description = [{
     Elementwise comparison with broadcasting; the result is `i1`.
   }];
@@ -149,11 +168,12 @@ def Graph_GreaterEqualOp : Graph_CompareOp<"greater_equal"> {
   let summary = "lhs >= rhs";
 }
 
-def Graph_NotOp : Graph_UnaryOp<"not", Graph_BoolTensor> {
+def Graph_NotOp : Graph_UnaryOp<"not", Graph_BoolTensor,
+                                 [Graph_NonDifferentiable]> {
   let summary = "Elementwise logical negation";
 }
 
-def Graph_WhereOp : Graph_FunctionalOp<"where", [Pure]> {
+def Graph_WhereOp : Graph_FunctionalOp<"where", [Pure, Graph_Differentiable]> {
   let summary = "condition ? lhs : rhs, all three broadcast together";
   let arguments = (ins Graph_BoolTensor:$condition, Graph_Tensor:$lhs,
                        Graph_Tensor:$rhs);
@@ -164,7 +184,8 @@ def Graph_WhereOp : Graph_FunctionalOp<"where", [Pure]> {
 // Reductions and normalizing activations
 //===----------------------------------------------------------------------===//
 
-class Graph_ReduceOp<string mnemonic> : Graph_FunctionalOp<mnemonic, [Pure]> {
+class Graph_ReduceOp<string mnemonic>
+    : Graph_FunctionalOp<mnemonic, [Pure, Graph_Differentiable]> {
   let description = [{
     Reduces over `axes` (sorted, non-negative, unique; the importer turns
     ONNX's "no axes" into the full list). `keepdims` keeps reduced
@@ -181,7 +202,7 @@ def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean"> {
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max"> { let summary = "Max"; }
 
 class Graph_SoftmaxLikeOp<string mnemonic>
-    : Graph_UnaryOp<mnemonic, Graph_FloatTensor> {
+    : Graph_UnaryOp<mnemonic, Graph_FloatTensor, [Graph_Differentiable]> {
   let arguments = (ins Graph_FloatTensor:$input, I64Attr:$axis);
   let description = [{ Normalizes along the single, non-negative `axis`. }];
 }
@@ -196,7 +217,7 @@ def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_FunctionalOp<"reshape", [Pure]> {
+def Graph_ReshapeOp : Graph_FunctionalOp<"reshape", [Pure, Graph_Differentiable]> {
   let summary = "Reshape with ONNX's batch-relative 0 / -1 entries";
   let description = [{
     `shape` follows ONNX Reshape (allowzero = 0): an entry 0 copies the
@@ -210,14 +231,14 @@ def Graph_ReshapeOp : Graph_FunctionalOp<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Graph_TransposeOp : Graph_FunctionalOp<"transpose", [Pure]> {
+def Graph_TransposeOp : Graph_FunctionalOp<"transpose", [Pure, Graph_Differentiable]> {
   let summary = "Permutes dimensions: output dim i is input dim perm[i]";
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Graph_Tensor:$output);
   let hasFolder = 1;
 }
 
-def Graph_ExpandOp : Graph_FunctionalOp<"expand", [Pure]> {
+def Graph_ExpandOp : Graph_FunctionalOp<"expand", [Pure, Graph_Differentiable]> {
   let summary = "Broadcasts input against `shape` (ONNX Expand)";
   let description = [{
     The result shape is the multidirectional broadcast of the input shape
@@ -229,14 +250,14 @@ def Graph_ExpandOp : Graph_FunctionalOp<"expand", [Pure]> {
   let hasFolder = 1;
 }
 
-def Graph_ConcatOp : Graph_FunctionalOp<"concat", [Pure]> {
+def Graph_ConcatOp : Graph_FunctionalOp<"concat", [Pure, Graph_Differentiable]> {
   let summary = "Concatenates along the non-negative `axis`";
   let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Graph_Tensor:$output);
   let hasFolder = 1;
 }
 
-def Graph_SliceOp : Graph_FunctionalOp<"slice", [Pure]> {
+def Graph_SliceOp : Graph_FunctionalOp<"slice", [Pure, Graph_Differentiable]> {
   let summary = "Strided slice with one normalized (start, end, step) per dim";
   let description = [{
     `starts`, `ends` and `steps` have one entry per dimension, already
@@ -250,7 +271,7 @@ def Graph_SliceOp : Graph_FunctionalOp<"slice", [Pure]> {
   let hasFolder = 1;
 }
 
-def Graph_GatherOp : Graph_FunctionalOp<"gather", [Pure]> {
+def Graph_GatherOp : Graph_FunctionalOp<"gather", [Pure, Graph_Differentiable]> {
   let summary = "Gathers slices of data along `axis` at `indices` (Embedding)";
   let description = [{
     Result shape: data.shape[:axis] + indices.shape + data.shape[axis+1:].
@@ -266,13 +287,13 @@ def Graph_GatherOp : Graph_FunctionalOp<"gather", [Pure]> {
 // Neural-network ops
 //===----------------------------------------------------------------------===//
 
-def Graph_MatMulOp : Graph_FunctionalOp<"matmul", [Pure]> {
+def Graph_MatMulOp : Graph_FunctionalOp<"matmul", [Pure, Graph_Differentiable]> {
   let summary = "Matrix product with numpy semantics (batched, 1-D promotion)";
   let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs);
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_GemmOp : Graph_FunctionalOp<"gemm", [Pure]> {
+def Graph_GemmOp : Graph_FunctionalOp<"gemm", [Pure, Graph_Differentiable]> {
   let summary = "alpha * op(a) * op(b) + beta * c (ONNX Gemm)";
   let description = [{
     `a` and `b` are 2-D; `op` transposes when `trans_a` / `trans_b` is set.
@@ -287,7 +308,7 @@ def Graph_GemmOp : Graph_FunctionalOp<"gemm", [Pure]> {
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_ConvOp : Graph_FunctionalOp<"conv", [Pure]> {
+def Graph_ConvOp : Graph_FunctionalOp<"conv", [Pure, Graph_Differentiable]> {
   let summary = "N-d convolution (NCHW, weights OIHW) with groups";
   let description = [{
     x: [N, C, D1..Dk], weight: [M, C / group, K1..Kk], optional bias [M].
@@ -301,7 +322,7 @@ def Graph_ConvOp : Graph_FunctionalOp<"conv", [Pure]> {
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_MaxPoolOp : Graph_FunctionalOp<"max_pool", [Pure]> {
+def Graph_MaxPoolOp : Graph_FunctionalOp<"max_pool", [Pure, Graph_Differentiable]> {
   let summary = "Max pooling over spatial dims (padding is -inf)";
   let arguments = (ins Graph_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel_shape,
@@ -311,7 +332,7 @@ def Graph_MaxPoolOp : Graph_FunctionalOp<"max_pool", [Pure]> {
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_AvgPoolOp : Graph_FunctionalOp<"avg_pool", [Pure]> {
+def Graph_AvgPoolOp : Graph_FunctionalOp<"avg_pool", [Pure, Graph_Differentiable]> {
   let summary = "Average pooling over spatial dims";
   let arguments = (ins Graph_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel_shape,
@@ -321,14 +342,14 @@ def Graph_AvgPoolOp : Graph_FunctionalOp<"avg_pool", [Pure]> {
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_GlobalAvgPoolOp : Graph_FunctionalOp<"global_avg_pool", [Pure]> {
+def Graph_GlobalAvgPoolOp : Graph_FunctionalOp<"global_avg_pool", [Pure, Graph_Differentiable]> {
   let summary = "Mean over all spatial dims, keeping them as size 1";
   let arguments = (ins Graph_FloatTensor:$input);
   let results = (outs Graph_FloatTensor:$output);
 }
 
 def Graph_BatchNormTrainingOp
-    : Graph_FunctionalOp<"batch_norm_training", [Pure]> {
+    : Graph_FunctionalOp<"batch_norm_training", [Pure, Graph_Differentiable]> {
   let summary = "BatchNormalization in training mode (batch statistics)";
   let description = [{
     Normalizes x: [N, C, ...] with the mean and biased variance over all
@@ -347,7 +368,7 @@ def Graph_BatchNormTrainingOp
 }
 
 def Graph_BatchNormInferenceOp
-    : Graph_FunctionalOp<"batch_norm_inference", [Pure]> {
+    : Graph_FunctionalOp<"batch_norm_inference", [Pure, Graph_Differentiable]> {
   let summary = "BatchNormalization with the running statistics";
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
                        Graph_FloatTensor:$bias, Graph_FloatTensor:$mean,
@@ -355,7 +376,7 @@ def Graph_BatchNormInferenceOp
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_LayerNormOp : Graph_FunctionalOp<"layer_norm", [Pure]> {
+def Graph_LayerNormOp : Graph_FunctionalOp<"layer_norm", [Pure, Graph_Differentiable]> {
   let summary = "LayerNormalization over dims [axis, rank)";
   let description = [{
     scale (and the optional bias) have the shape of the normalized dims.
@@ -365,5 +386,7 @@ def Graph_LayerNormOp : Graph_FunctionalOp<"layer_norm", [Pure]> {
                        F64Attr:$epsilon);
   let results = (outs Graph_FloatTensor:$output);
 }
+
+include "dialects/graph/TrainingOps.td"
 
 #endif // TRAINC_GRAPH_OPS_TD

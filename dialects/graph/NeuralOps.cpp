@@ -177,8 +177,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                         " does not divide the " +
                                         str(outChannels) + " output channels");
   int64_t inChannels = input.getDimSize(1);
-  if (!isDynamic(inChannels) &&
-      !compatible(inChannels, weight.getDimSize(1) * group))
+  if (!isDynamic(inChannels) && !weight.isDynamicDim(1) &&
+      inChannels != weight.getDimSize(1) * group)
     return inferenceError(location,
                           "conv input has " + str(inChannels) +
                               " channels but weight " +

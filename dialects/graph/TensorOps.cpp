@@ -117,7 +117,7 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     return inferenceError(location, "concat needs at least one input");
   auto first = cast<RankedTensorType>(inputs.front().getType());
   int64_t axis = adaptor.getAxisAttr() ? adaptor.getAxisAttr().getInt() : 0;
-  if (axis < 0 || axis >= std::max<int64_t>(first.getRank(), 1))
+  if (axis < 0 || axis >= first.getRank())
     return inferenceError(location, "concat axis " + str(axis) +
                                         " is out of range for rank " +
                                         str(first.getRank()));
