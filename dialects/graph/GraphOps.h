@@ -36,6 +36,17 @@ inline constexpr llvm::StringLiteral kRoleParameter = "parameter";
 inline constexpr llvm::StringLiteral kRoleState = "state";
 inline constexpr llvm::StringLiteral kRoleConstant = "constant";
 inline constexpr llvm::StringLiteral kRoleInput = "input";
+// Roles of the training functions' arguments and results.
+inline constexpr llvm::StringLiteral kRoleLabels = "labels";
+inline constexpr llvm::StringLiteral kRoleStep = "step";
+inline constexpr llvm::StringLiteral kRoleSeed = "seed";
+inline constexpr llvm::StringLiteral kRoleLearningRate = "learning_rate";
+inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
+inline constexpr llvm::StringLiteral kRoleLoss = "loss";
+inline constexpr llvm::StringLiteral kRoleGradient = "gradient";
+inline constexpr llvm::StringLiteral kRoleOutput = "output";
+/// Result attribute: the index of the argument this result replaces.
+inline constexpr llvm::StringLiteral kUpdatesAttrName = "graph.updates";
 
 } // namespace trainc::graph
 

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/graph/GraphOps.h"
+#include "dialects/graph/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -17,6 +18,7 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();
   mlir::registerInlinerPass();
+  trainc::graph::registerGraphPasses();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::func::FuncDialect, trainc::graph::GraphDialect>();

@@ -1,0 +1,69 @@
+//===- Passes.td - graph dialect passes ------------------------------------===//
+#ifndef TRAINC_GRAPH_PASSES_TD
+#define TRAINC_GRAPH_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AutodiffPass : Pass<"trainc-autodiff", "mlir::ModuleOp"> {
+  let summary = "Builds the training step from @forward (reverse-mode autodiff, loss, optimizer)";
+  let description = [{
+    Reads `@forward` (as imported from ONNX) and adds three functions:
+
+    * `@gradients(inputs, labels, parameters, state, constants, step, seed)
+      -> (loss, one gradient per parameter, updated state)`: the forward
+      pass with the loss appended, then the reverse sweep. Every op on the
+      path from a parameter to the loss builds its operand gradients
+      through GradientOpInterface; gradients of values used more than once
+      are summed. Dropout becomes `graph.random_mask` times its input, so
+      the backward pass reuses the mask drawn for (seed, step, dropout).
+      BatchNorm in training mode returns its updated running statistics.
+    * `@train_step(inputs, labels, parameters, state, constants,
+      optimizer state, step, seed, learning_rate) -> (loss, parameters',
+      state', optimizer state', step')`: calls `@gradients`, optionally
+      clips the gradients by their global norm, and applies one optimizer
+      update op per parameter. Each result's `graph.updates` names the
+      argument it replaces (buffer donation).
+    * `@eval(inputs, parameters, state, constants) -> outputs`: inference:
+      BatchNorm on the running statistics, no dropout.
+
+    Every argument and result carries `graph.name` and `graph.role`. A
+    parameter the loss does not depend on gets no gradient and is not
+    updated (as torch.optim skips parameters whose grad is None). If any op
+    on the path to the loss has no gradient, the pass fails with one error
+    listing every such op and its ONNX node.
+  }];
+  let dependentDialects = ["::trainc::graph::GraphDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    Option<"loss", "loss", "std::string", "\"auto\"",
+           "auto (the model's scalar output if it has one, else "
+           "softmax-cross-entropy) | softmax-cross-entropy | nll | mse | l1 | "
+           "bce-with-logits | model">,
+    Option<"reduction", "reduction", "std::string", "\"mean\"",
+           "mean | sum">,
+    Option<"labelSmoothing", "label-smoothing", "double", "0.0",
+           "label smoothing of softmax-cross-entropy, in [0, 1]">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", "-100",
+           "class label that contributes no loss (softmax-cross-entropy, nll)">,
+    Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
+           "sgd | adam | adamw | adagrad">,
+    Option<"learningRate", "lr", "double", "0.01",
+           "default learning rate (the runtime may change it per step)">,
+    Option<"momentum", "momentum", "double", "0.0", "SGD momentum">,
+    Option<"dampening", "dampening", "double", "0.0", "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", "false", "SGD Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", "-1.0",
+           "weight decay; negative means the optimizer's default (0.01 for "
+           "adamw, 0 otherwise)">,
+    Option<"beta1", "beta1", "double", "0.9", "Adam/AdamW beta1">,
+    Option<"beta2", "beta2", "double", "0.999", "Adam/AdamW beta2">,
+    Option<"epsilon", "epsilon", "double", "-1.0",
+           "epsilon; negative means the optimizer's default (1e-8 for "
+           "adam/adamw, 1e-10 for adagrad)">,
+    Option<"lrDecay", "lr-decay", "double", "0.0", "Adagrad learning-rate decay">,
+    Option<"clipGradNorm", "clip-grad-norm", "double", "0.0",
+           "clip the gradients to this global L2 norm (0 = off)">,
+  ];
+}
+
+#endif // TRAINC_GRAPH_PASSES_TD
