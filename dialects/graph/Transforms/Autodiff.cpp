@@ -194,13 +194,40 @@ FailureOr<GradientFunction> buildGradientFunction(ModuleOp module,
           active.insert(r);
   }
 
+  // Which ops the reverse sweep will visit: those with a result the loss
+  // depends on and an operand that depends on a parameter. Every such op
+  // must be differentiable; all that are not are reported together.
+  DenseSet<Value> needed = {*loss};
+  std::vector<std::string> missing;
+  for (Operation *op : llvm::reverse(forwardOps)) {
+    if (llvm::none_of(op->getResults(),
+                      [&](Value r) { return needed.contains(r); }) ||
+        op->hasTrait<OpTrait::NonDifferentiable>())
+      continue;
+    if (!isa<GradientOpInterface>(op) &&
+        llvm::any_of(op->getOperands(),
+                     [&](Value v) { return active.contains(v); }))
+      missing.push_back(describeOp(op));
+    for (Value operand : op->getOperands())
+      if (active.contains(operand))
+        needed.insert(operand);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string &entry : missing)
+      list += (list.empty() ? "" : ", ") + entry;
+    function.erase();
+    return forward.emitError("no gradient for ")
+           << missing.size() << " op" << (missing.size() > 1 ? "s" : "")
+           << " on the path to the loss: " << list;
+  }
+
   // The reverse sweep.
   DenseMap<Value, Value> gradients;
   GradientBuilder math(b, loc);
   b.setInsertionPointToEnd(block);
   gradients[*loss] = math.add(math.zeros(loss->getType()),
                               math.scalar(1.0, *loss));
-  std::vector<std::string> missing;
   for (Operation *op : llvm::reverse(forwardOps)) {
     SmallVector<Value> resultGradients;
     bool any = false;
@@ -212,11 +239,7 @@ FailureOr<GradientFunction> buildGradientFunction(ModuleOp module,
         llvm::none_of(op->getOperands(),
                       [&](Value v) { return active.contains(v); }))
       continue;
-    auto differentiable = dyn_cast<GradientOpInterface>(op);
-    if (!differentiable) {
-      missing.push_back(describeOp(op));
-      continue;
-    }
+    auto differentiable = cast<GradientOpInterface>(op);
     SmallVector<Value> operandGradients;
     if (failed(differentiable.buildGradients(b, resultGradients,
                                              operandGradients)) ||
@@ -230,15 +253,6 @@ FailureOr<GradientFunction> buildGradientFunction(ModuleOp module,
       accumulated = accumulated ? math.add(accumulated, gradient) : gradient;
     }
   }
-  if (!missing.empty()) {
-    std::string list;
-    for (const std::string &entry : missing)
-      list += (list.empty() ? "" : ", ") + entry;
-    return forward.emitError("no gradient for ")
-           << missing.size() << " op" << (missing.size() > 1 ? "s" : "")
-           << " on the path to the loss: " << list;
-  }
-
   // BatchNorm's updated running statistics replace their state arguments.
   DenseMap<Value, Value> newState;
   for (Operation *op : forwardOps)
