@@ -12,6 +12,9 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test"]
 config.excludes = ["lit.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
+# Temporary files go to the build tree, never the sources.
+config.test_exec_root = os.path.join(
+    config.trainc_binary_dir, "test", os.path.basename(config.test_source_root))
 
 config.environment["PATH"] = os.pathsep.join(
     [config.trainc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/graph/GraphOps.h"
 #include "dialects/graph/Transforms/Passes.h"
+#include "pipelines/TrainingPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -19,6 +20,7 @@ int main(int argc, char **argv) {
   mlir::registerSymbolDCEPass();
   mlir::registerInlinerPass();
   trainc::graph::registerGraphPasses();
+  trainc::registerTrainingPipeline();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::func::FuncDialect, trainc::graph::GraphDialect>();

@@ -1,7 +1,5 @@
-//===- ImportCommand.cpp - `trainc import` --------------------------------===//
+//===- ImportCommand.cpp - `trainc import` and what commands share --------===//
 #include "tools/trainc/Commands.h"
-
-#include "trainc/Import.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
@@ -16,13 +14,10 @@
 
 namespace trainc::cli {
 
-void addImportCommand(CLI::App &command, ImportCommandOptions &options) {
+void addModelOptions(CLI::App &command, ModelOptions &options) {
   command.add_option("model", options.model, "The ONNX model file")
       ->required()
       ->check(CLI::ExistingFile);
-  command.add_option("-o,--output", options.output,
-                     "Where to write the IR ('-' for stdout)")
-      ->capture_default_str();
   command
       .add_option("--batch", options.batch,
                   "Batch size bound to the model's batch dimension (default: "
@@ -31,6 +26,13 @@ void addImportCommand(CLI::App &command, ImportCommandOptions &options) {
   command.add_option("--freeze", options.freeze,
                      "Regular expression: matching floating-point "
                      "initializers become constants, not parameters");
+}
+
+void addImportCommand(CLI::App &command, ImportCommandOptions &options) {
+  addModelOptions(command, options.model);
+  command.add_option("-o,--output", options.output,
+                     "Where to write the IR ('-' for stdout)")
+      ->capture_default_str();
   command.add_flag("--no-canonicalize", options.noCanonicalize,
                    "Print the IR exactly as imported, before folding");
   command.add_flag("--print-locations", options.printLocations,
@@ -63,42 +65,52 @@ std::string writeFileAtomically(const std::string &path,
   return "";
 }
 
-int runImportCommand(const ImportCommandOptions &options) {
-  mlir::MLIRContext context;
+std::optional<ImportedModel> importModel(mlir::MLIRContext &context,
+                                         const ModelOptions &options,
+                                         bool canonicalize) {
   ImportOptions importOptions;
   if (options.batch)
     importOptions.batchSize = *options.batch;
   importOptions.freezePattern = options.freeze;
-  importOptions.canonicalize = !options.noCanonicalize;
-
+  importOptions.canonicalize = canonicalize;
   auto imported = importOnnxFile(context, options.model, importOptions);
   if (!imported) {
     spdlog::error("{}", llvm::toString(imported.takeError()));
-    return 1;
+    return std::nullopt;
   }
   for (const std::string &warning : imported->warnings)
     spdlog::warn("{}: {}", options.model, warning);
-
   size_t parameterBytes = 0;
   for (const auto &[name, weight] : imported->weights)
     parameterBytes += weight.bytes.size();
   spdlog::info("{}: {} initializers ({} bytes) kept out of the IR",
                options.model, imported->weights.size(), parameterBytes);
+  return std::move(*imported);
+}
 
+int writeIR(mlir::Operation *op, const std::string &path, bool printLocations) {
   std::string text;
   llvm::raw_string_ostream stream(text);
   mlir::OpPrintingFlags flags;
-  if (options.printLocations)
+  if (printLocations)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  imported->module->print(stream, flags);
+  op->print(stream, flags);
   stream << "\n";
   stream.flush();
-  std::string error = writeFileAtomically(options.output, text);
+  std::string error = writeFileAtomically(path, text);
   if (!error.empty()) {
     spdlog::error("{}", error);
     return 1;
   }
   return 0;
+}
+
+int runImportCommand(const ImportCommandOptions &options) {
+  mlir::MLIRContext context;
+  auto imported = importModel(context, options.model, !options.noCanonicalize);
+  if (!imported)
+    return 1;
+  return writeIR(*imported->module, options.output, options.printLocations);
 }
 
 } // namespace trainc::cli

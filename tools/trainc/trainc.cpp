@@ -1,6 +1,7 @@
 //===- trainc.cpp - the trainc command-line driver ------------------------===//
 //
 //   trainc import model.onnx [-o out.mlir] [--batch N] [--freeze REGEX]
+//   trainc compile model.onnx --emit=train-graph [--loss ...] [--optimizer ...]
 //
 // Errors go to stderr as one line "trainc: error: ..." with a non-zero exit
 // status; output files are written atomically (temporary file + rename).
@@ -32,6 +33,12 @@ int main(int argc, char **argv) {
                                    "dialect IR");
   trainc::cli::addImportCommand(*import, importOptions);
 
+  trainc::cli::CompileCommandOptions compileOptions;
+  CLI::App *compile = app.add_subcommand(
+      "compile", "Build the training step of an ONNX model (autodiff, loss, "
+                 "optimizer) and emit it");
+  trainc::cli::addCompileCommand(*compile, compileOptions);
+
   CLI11_PARSE(app, argc, argv);
 
   auto logger = spdlog::stderr_color_mt("trainc");
@@ -43,5 +50,7 @@ int main(int argc, char **argv) {
 
   if (import->parsed())
     return trainc::cli::runImportCommand(importOptions);
+  if (compile->parsed())
+    return trainc::cli::runCompileCommand(compileOptions);
   return 1;
 }

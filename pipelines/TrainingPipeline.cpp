@@ -1,0 +1,46 @@
+//===- TrainingPipeline.cpp - named pass pipelines ------------------------===//
+#include "pipelines/TrainingPipeline.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace trainc {
+
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const TrainingPipelineOptions &options) {
+  pm.addPass(graph::createAutodiffPass(options));
+  // The reverse sweep builds gradients for every operand; folding and
+  // dead-code elimination keep only what the parameters need.
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+}
+
+namespace {
+/// PassPipelineRegistration needs a PassPipelineOptions subclass; this one
+/// mirrors the autodiff options it forwards.
+struct TrainPipelineCLOptions
+    : public mlir::PassPipelineOptions<TrainPipelineCLOptions> {
+  Option<std::string> loss{*this, "loss", llvm::cl::init("auto")};
+  Option<std::string> optimizer{*this, "optimizer", llvm::cl::init("sgd")};
+  Option<double> learningRate{*this, "lr", llvm::cl::init(0.01)};
+  Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
+  Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(-1.0)};
+};
+} // namespace
+
+void registerTrainingPipeline() {
+  mlir::PassPipelineRegistration<TrainPipelineCLOptions>(
+      "trainc-train",
+      "Autodiff + canonicalization: @forward to the training graph",
+      [](mlir::OpPassManager &pm, const TrainPipelineCLOptions &cl) {
+        TrainingPipelineOptions options;
+        options.loss = cl.loss;
+        options.optimizer = cl.optimizer;
+        options.learningRate = cl.learningRate;
+        options.momentum = cl.momentum;
+        options.weightDecay = cl.weightDecay;
+        buildTrainingPipeline(pm, options);
+      });
+}
+
+} // namespace trainc

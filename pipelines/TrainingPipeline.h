@@ -1,0 +1,29 @@
+//===- TrainingPipeline.h - named pass pipelines ---------------*- C++ -*-===//
+//
+// `trainc-train`: from the imported @forward to the training graph
+// (@gradients, @train_step, @eval), folded and deduplicated. Later
+// pipelines (AMP, rematerialization, lowering to the kernel dialect) are
+// appended here, in one place, for the driver and for trainc-opt alike.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINC_PIPELINES_TRAININGPIPELINE_H
+#define TRAINC_PIPELINES_TRAININGPIPELINE_H
+
+#include "dialects/graph/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+
+namespace trainc {
+
+/// The options of the training pipeline are the autodiff pass's.
+using TrainingPipelineOptions = graph::AutodiffPassOptions;
+
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
+
+/// Registers `--trainc-train` (for trainc-opt).
+void registerTrainingPipeline();
+
+} // namespace trainc
+
+#endif // TRAINC_PIPELINES_TRAININGPIPELINE_H
