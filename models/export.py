@@ -151,7 +151,7 @@ SPECS = {
     "resnet18": Spec(resnet18, [(IMG, (32, 3, 32, 32), "float32")], 14),
     "transformer": Spec(Transformer, [("tokens", (16, 64), "int64")], 17),
 }
-HANDBUILT = ["opset18_mlp"]
+HANDBUILT = ["opset18_mlp", "mlp_with_loss"]
 ALL_MODELS = list(SPECS) + HANDBUILT
 
 
@@ -247,12 +247,40 @@ def export_opset18_mlp(path: str):
     assert np.allclose((p / p.sum(-1, keepdims=True)).sum(-1), 1)
 
 
+class MLPWithLoss(nn.Module):
+    """A tiny MLP whose ONNX graph ends in its loss (SoftmaxCrossEntropyLoss)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(16, 8), nn.Linear(8, 4)
+
+    def forward(self, x, labels):
+        return F.cross_entropy(self.fc2(torch.relu(self.fc1(x))), labels)
+
+
+def export_mlp_with_loss(path: str):
+    """A model that already computes its scalar loss: trainc trains on it as is."""
+    torch.manual_seed(0)
+    model = MLPWithLoss().train()
+    args = (torch.zeros(4, 16), torch.zeros(4, dtype=torch.int64))
+    torch.onnx.export(model, args, path, opset_version=13,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      input_names=["x", "labels"], output_names=["loss"],
+                      dynamic_axes={"x": {0: "batch"}, "labels": {0: "batch"}})
+    m = onnx.load(path)
+    onnx.checker.check_model(m)
+    assert any(n.op_type == "SoftmaxCrossEntropyLoss" for n in m.graph.node), \
+        [n.op_type for n in m.graph.node]
+
+
 def cmd_onnx(out: str, only=None):
     os.makedirs(out, exist_ok=True)
     for name in only or ALL_MODELS:
         path = os.path.join(out, name + ".onnx")
         if name == "opset18_mlp":
             export_opset18_mlp(path)
+        elif name == "mlp_with_loss":
+            export_mlp_with_loss(path)
         elif name in SPECS:
             export_torch(name, SPECS[name], path)
         else:

@@ -10,6 +10,8 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # ONNX + protobuf
   libonnx-dev libprotobuf-dev protobuf-compiler
+  # ONNX backend node tests (the interpreter's oracle tests)
+  libonnx-testdata
   # CLI, logging, JSON, tests
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2
   # CPU kernel libraries

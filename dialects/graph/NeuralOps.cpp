@@ -264,6 +264,13 @@ LogicalResult BatchNormTrainingOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
   auto input = tensorType(adaptor.getInput());
+  // The running variance uses the unbiased estimate n / (n - 1): one value
+  // per channel has none (PyTorch refuses it too).
+  if (input.hasStaticShape() && input.getRank() >= 2 &&
+      input.getNumElements() == input.getDimSize(1))
+    return inferenceError(location, "batch norm in training mode needs more "
+                                    "than one value per channel, got " +
+                                        formatShape(input.getShape()));
   if (failed(verifyChannelOperands(
           location, input,
           {adaptor.getScale(), adaptor.getBias(), adaptor.getRunningMean(),

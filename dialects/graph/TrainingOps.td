@@ -135,11 +135,13 @@ def Graph_RandomMaskOp
     : Graph_FunctionalOp<"random_mask", [Pure, Graph_NonDifferentiable]> {
   let summary = "Dropout mask from the counter-based RNG";
   let description = [{
-    Element i is 1 / (1 - ratio) with probability 1 - ratio and 0 otherwise,
-    drawn from Philox-4x32-10 keyed by (seed, stream) with counter
-    (step, i): the same seed, step and stream give the same mask on every
-    run, and the backward pass reuses the forward's mask. `stream` is
-    unique per dropout in the model.
+    Element i (row-major) is 1 / (1 - ratio) if it is kept and 0 otherwise.
+    It is kept iff (u >> 8) * 2^-24 >= ratio, where u is output word 0 of
+    Philox-4x32-10 with key {seed lo, seed hi} and counter {i, stream,
+    step lo, step hi} (include/trainc/Random.h). The same seed, step and
+    stream give the same mask on every run and thread count, and the
+    backward pass reuses the forward's mask. `stream` is unique per dropout
+    in the model.
   }];
   let arguments = (ins RankedTensorOf<[I64]>:$seed, RankedTensorOf<[I64]>:$step,
                        DenseI64ArrayAttr:$shape, TypeAttr:$element_type,

@@ -240,6 +240,8 @@ const HandlerTable &handlerTable() {
     registerElementwiseHandlers(t);
     registerShapeHandlers(t);
     registerNeuralHandlers(t);
+    registerLossHandlers(t);
+    registerTrainingHandlers(t);
     return t;
   }();
   return table;

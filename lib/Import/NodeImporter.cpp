@@ -3,6 +3,8 @@
 
 #include "dialects/graph/GraphOps.h"
 
+#include "mlir/IR/Verifier.h"
+
 using namespace mlir;
 
 namespace trainc::import {
@@ -202,7 +204,18 @@ NodeImporter::createOp(llvm::StringRef opName, ValueRange operands,
   opState.addOperands(operands);
   opState.addAttributes(attributes);
   opState.addTypes(resultTypes);
-  return builder().create(opState);
+  Operation *op = builder().create(opState);
+  // Operand constraints (e.g. a float-only op given integers) are checked by
+  // the verifier, not by inference: run it here so the node is named.
+  if (failed(mlir::verify(op))) {
+    std::string message;
+    for (const std::string &diagnostic : state_.pendingDiagnostics)
+      message += (message.empty() ? "" : "; ") + diagnostic;
+    state_.pendingDiagnostics.clear();
+    op->erase();
+    return error(message.empty() ? "the op does not verify" : message);
+  }
+  return op;
 }
 
 NamedAttribute NodeImporter::namedAttr(llvm::StringRef name, Attribute value) {

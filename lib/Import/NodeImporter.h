@@ -132,8 +132,20 @@ using HandlerTable = llvm::StringMap<NodeHandler>;
 void registerElementwiseHandlers(HandlerTable &table);
 void registerShapeHandlers(HandlerTable &table);
 void registerNeuralHandlers(HandlerTable &table);
+void registerLossHandlers(HandlerTable &table);
+void registerTrainingHandlers(HandlerTable &table);
 
-/// The table of every supported ONNX op type (default domain).
+/// The domain of ONNX's training operators (Adam, Adagrad, Momentum);
+/// trainc reads its version 1.
+inline constexpr llvm::StringLiteral kTrainingDomain =
+    "ai.onnx.preview.training";
+
+/// A node's key in the handler table: its op type in the default domain,
+/// "DOMAIN::OpType" in any other, so that a domain's ops never answer for
+/// another's.
+std::string handlerKey(const onnx::NodeProto &node);
+
+/// The table of every supported ONNX op (see handlerKey).
 const HandlerTable &handlerTable();
 
 } // namespace trainc::import

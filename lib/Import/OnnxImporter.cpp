@@ -47,6 +47,11 @@ namespace {
 
 constexpr int64_t kMinOpset = 13;
 constexpr int64_t kMaxOpset = 21;
+/// The version of ai.onnx.preview.training trainc reads.
+constexpr int64_t kTrainingOpset = 1;
+/// The default-domain opset of a model that imports only the training
+/// domain.
+constexpr int64_t kTrainingOnlyOpset = 17;
 
 /// Structural checks that need no op knowledge, and the node order.
 struct GraphPlan {
@@ -64,12 +69,9 @@ llvm::Expected<GraphPlan> planGraph(const onnx::GraphProto &graph,
   std::map<std::string, std::vector<std::string>> unsupported;
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto &node = graph.node(i);
-    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (!defaultDomain || !import::handlerTable().count(node.op_type())) {
-      std::string type =
-          defaultDomain ? node.op_type() : node.domain() + "::" + node.op_type();
-      unsupported[type].push_back(nodeName(node, i));
-    }
+    std::string key = import::handlerKey(node);
+    if (!import::handlerTable().count(key))
+      unsupported[key].push_back(nodeName(node, i));
   }
   if (!unsupported.empty()) {
     std::string message = "unsupported ONNX ops:";
@@ -192,14 +194,17 @@ llvm::Expected<BatchInfo> findBatch(const onnx::GraphProto &graph,
     info.dims[input.name()] = batchDims;
   }
   if (info.symbol.empty()) {
-    // Static model: dim 0 of each input is taken to be the batch.
-    for (auto &[name, dims] : info.dims) {
-      if (dims.empty())
+    // Static model: the batch is dim 0 of the first input that has one, and
+    // dim 0 of every other input of the same size (a model whose inputs
+    // disagree there, e.g. a bare MatMul, keeps those inputs as they are).
+    for (const auto &input : graph.input()) {
+      auto it = info.dims.find(input.name());
+      if (it == info.dims.end() || it->second.empty())
         continue;
-      dims[0] = true;
-      for (const auto &input : graph.input())
-        if (input.name() == name && info.staticSize == 0)
-          info.staticSize = input.type().tensor_type().shape().dim(0).dim_value();
+      int64_t size = input.type().tensor_type().shape().dim(0).dim_value();
+      if (info.staticSize == 0)
+        info.staticSize = size;
+      it->second[0] = size == info.staticSize;
     }
   }
   return info;
@@ -254,7 +259,7 @@ OwningOpRef<ModuleOp> runNodes(ImportState &state, const GraphPlan &plan,
   for (size_t index : plan.order) {
     const onnx::NodeProto &node = state.graph.node(index);
     NodeImporter importer(state, node, index);
-    auto handler = import::handlerTable().lookup(node.op_type());
+    auto handler = import::handlerTable().lookup(import::handlerKey(node));
     if (failed(handler(importer))) {
       if (state.error.empty())
         (void)importer.error("import failed");
@@ -298,11 +303,17 @@ OwningOpRef<ModuleOp> runNodes(ImportState &state, const GraphPlan &plan,
     if (!state.probing && output.type().has_tensor_type() &&
         output.type().tensor_type().has_shape()) {
       const auto &declared = output.type().tensor_type().shape();
+      // A static model re-batched with --batch declares the old size.
+      bool rebatched = batch.symbol.empty() && batchSize != batch.staticSize;
       bool mismatch = declared.dim_size() != type.getRank();
-      for (int d = 0; !mismatch && d < declared.dim_size(); ++d)
-        mismatch = declared.dim(d).has_dim_value() &&
-                   declared.dim(d).dim_value() != type.getDimSize(d) &&
-                   !(batch.symbol.empty() && d == 0);
+      for (int d = 0; !mismatch && d < declared.dim_size(); ++d) {
+        if (!declared.dim(d).has_dim_value())
+          continue;
+        int64_t expected = declared.dim(d).dim_value();
+        mismatch = expected != type.getDimSize(d) &&
+                   !(rebatched && expected == batch.staticSize &&
+                     type.getDimSize(d) == batchSize);
+      }
       if (mismatch) {
         std::string shape;
         for (int d = 0; d < declared.dim_size(); ++d)
@@ -364,10 +375,28 @@ llvm::Expected<ImportedModel> importOnnxBytes(MLIRContext &context,
   if (!model.has_graph() || model.ir_version() <= 0)
     return makeError(file, "not a valid ONNX model (no graph or IR version)");
 
-  int64_t opset = 0;
-  for (const auto &entry : model.opset_import())
+  int64_t opset = 0, trainingOpset = 0;
+  for (const auto &entry : model.opset_import()) {
     if (entry.domain().empty() || entry.domain() == "ai.onnx")
       opset = entry.version();
+    else if (entry.domain() == import::kTrainingDomain)
+      trainingOpset = entry.version();
+  }
+  if (trainingOpset != 0 && trainingOpset != kTrainingOpset)
+    return makeError(file, std::string(import::kTrainingDomain) + " version " +
+                               std::to_string(trainingOpset) +
+                               " is not supported (trainc reads version " +
+                               std::to_string(kTrainingOpset) + ")");
+  for (int i = 0; i < model.graph().node_size(); ++i)
+    if (model.graph().node(i).domain() == import::kTrainingDomain &&
+        trainingOpset == 0)
+      return makeError(file, "node '" + nodeName(model.graph().node(i), i) +
+                                 "' uses " + import::kTrainingDomain.str() +
+                                 ", which the model does not import");
+  // A model of training operators only (an optimizer step exported on its
+  // own) needs no default-domain op; it imports as opset 17.
+  if (opset == 0 && trainingOpset != 0)
+    opset = kTrainingOnlyOpset;
   if (opset == 0)
     return makeError(file, "the model imports no version of the ONNX opset");
   if (opset < kMinOpset || opset > kMaxOpset)
