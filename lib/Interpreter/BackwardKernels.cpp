@@ -312,29 +312,13 @@ KernelResult gatherBackwardKernel(graph::GatherBackwardOp op,
   llvm::append_range(outputShape, dataShape.drop_front(axis + 1));
   if (auto error = expectShape(gradOutput, outputShape, "grad_output"))
     return std::move(error);
-  int64_t size = dataShape[axis];
-  for (double index : indices.data)
-    if (toIndex(index) < -size || toIndex(index) >= size)
-      return kernelError("index " + std::to_string(toIndex(index)) +
-                         " is out of range for a dim of size " +
-                         std::to_string(size));
   // Scatter-add: an index gathered twice receives both gradients.
   HostTensor gradData = filled(dataShape);
-  llvm::SmallVector<int64_t> dataStrides = stridesOf(dataShape);
-  llvm::SmallVector<int64_t> indexStrides = stridesOf(indices.shape);
-  size_t indexRank = indices.shape.size();
-  llvm::SmallVector<int64_t> dataIndex(dataShape.size());
-  int64_t flat = 0;
-  forEachIndex(outputShape, [&](ArrayRef<int64_t> index) {
-    for (int64_t d = 0; d < axis; ++d)
-      dataIndex[d] = index[d];
-    int64_t position = toIndex(
-        indices.data[ravel(index.slice(axis, indexRank), indexStrides)]);
-    dataIndex[axis] = position < 0 ? position + size : position;
-    for (size_t d = axis + 1; d < dataShape.size(); ++d)
-      dataIndex[d] = index[d - 1 + indexRank];
-    gradData.data[ravel(dataIndex, dataStrides)] += gradOutput.data[flat++];
-  });
+  if (auto error = forEachGathered(
+          dataShape, indices, axis, [&](int64_t outputFlat, int64_t dataFlat) {
+            gradData.data[dataFlat] += gradOutput.data[outputFlat];
+          }))
+    return std::move(error);
   return result(std::move(gradData));
 }
 

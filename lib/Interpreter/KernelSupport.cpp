@@ -67,19 +67,34 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape) {
   return text + "]";
 }
 
-std::optional<llvm::SmallVector<int64_t>>
-broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs) {
-  size_t rank = std::max(lhs.size(), rhs.size());
-  llvm::SmallVector<int64_t> shape(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    // Shapes align at their last dims.
-    int64_t a = i < rank - lhs.size() ? 1 : lhs[i - (rank - lhs.size())];
-    int64_t b = i < rank - rhs.size() ? 1 : rhs[i - (rank - rhs.size())];
-    if (a != b && a != 1 && b != 1)
-      return std::nullopt;
-    shape[i] = a == 1 ? b : a;
-  }
-  return shape;
+llvm::Error forEachGathered(ArrayRef<int64_t> dataShape, const HostTensor &indices,
+                     int64_t axis,
+                     llvm::function_ref<void(int64_t, int64_t)> visit) {
+  int64_t size = dataShape[axis];
+  for (double index : indices.data)
+    if (toIndex(index) < -size || toIndex(index) >= size)
+      return kernelError("index " + std::to_string(toIndex(index)) +
+                         " is out of range for a dim of size " +
+                         std::to_string(size));
+  llvm::SmallVector<int64_t> outputShape(dataShape.take_front(axis));
+  llvm::append_range(outputShape, indices.shape);
+  llvm::append_range(outputShape, dataShape.drop_front(axis + 1));
+  llvm::SmallVector<int64_t> dataStrides = stridesOf(dataShape);
+  llvm::SmallVector<int64_t> indexStrides = stridesOf(indices.shape);
+  size_t indexRank = indices.shape.size();
+  llvm::SmallVector<int64_t> dataIndex(dataShape.size());
+  int64_t flat = 0;
+  forEachIndex(outputShape, [&](ArrayRef<int64_t> index) {
+    for (int64_t d = 0; d < axis; ++d)
+      dataIndex[d] = index[d];
+    int64_t position = toIndex(
+        indices.data[ravel(index.slice(axis, indexRank), indexStrides)]);
+    dataIndex[axis] = position < 0 ? position + size : position;
+    for (size_t d = axis + 1; d < dataShape.size(); ++d)
+      dataIndex[d] = index[d - 1 + indexRank];
+    visit(flat++, ravel(dataIndex, dataStrides));
+  });
+  return llvm::Error::success();
 }
 
 BroadcastIndexer::BroadcastIndexer(llvm::ArrayRef<int64_t> resultShape,

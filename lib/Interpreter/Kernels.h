@@ -14,6 +14,8 @@
 
 #include "trainc/Interpreter.h"
 
+#include "dialects/graph/ShapeInference.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
@@ -95,9 +97,16 @@ int64_t ravel(llvm::ArrayRef<int64_t> index, llvm::ArrayRef<int64_t> strides);
 /// "[2, 3]" for messages.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 
-/// numpy broadcast of two shapes; nullopt if they clash.
-std::optional<llvm::SmallVector<int64_t>>
-broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+/// numpy broadcasting, as the graph dialect's inference defines it.
+using graph::broadcastShapes;
+
+/// Calls `visit(outputFlat, dataFlat)` for every element of gather(data,
+/// indices, axis): its flat position in the output and the flat position
+/// in data it reads (negative indices count from the end). Fails if an
+/// index is out of range.
+llvm::Error forEachGathered(llvm::ArrayRef<int64_t> dataShape,
+                            const HostTensor &indices, int64_t axis,
+                            llvm::function_ref<void(int64_t, int64_t)> visit);
 
 /// Maps row-major elements of a broadcast result back to one operand.
 class BroadcastIndexer {

@@ -170,28 +170,12 @@ KernelResult gatherKernel(graph::GatherOp op, const Values &values) {
   llvm::SmallVector<int64_t> shape(dataShape.take_front(axis));
   llvm::append_range(shape, indices.shape);
   llvm::append_range(shape, dataShape.drop_front(axis + 1));
-  int64_t size = dataShape[axis];
-  for (double index : indices.data)
-    if (toIndex(index) < -size || toIndex(index) >= size)
-      return kernelError("index " + std::to_string(toIndex(index)) +
-                         " is out of range for a dim of size " +
-                         std::to_string(size));
   HostTensor output = filled(shape);
-  llvm::SmallVector<int64_t> dataStrides = stridesOf(dataShape);
-  llvm::SmallVector<int64_t> indexStrides = stridesOf(indices.shape);
-  size_t indexRank = indices.shape.size();
-  llvm::SmallVector<int64_t> dataIndex(dataShape.size());
-  int64_t flat = 0;
-  forEachIndex(shape, [&](ArrayRef<int64_t> index) {
-    for (int64_t d = 0; d < axis; ++d)
-      dataIndex[d] = index[d];
-    int64_t position = toIndex(
-        indices.data[ravel(index.slice(axis, indexRank), indexStrides)]);
-    dataIndex[axis] = position < 0 ? position + size : position;
-    for (size_t d = axis + 1; d < dataShape.size(); ++d)
-      dataIndex[d] = index[d - 1 + indexRank];
-    output.data[flat++] = data.data[ravel(dataIndex, dataStrides)];
-  });
+  if (auto error = forEachGathered(dataShape, indices, axis,
+                                   [&](int64_t outputFlat, int64_t dataFlat) {
+                                     output.data[outputFlat] = data.data[dataFlat];
+                                   }))
+    return std::move(error);
   return result(std::move(output));
 }
 
