@@ -15,6 +15,16 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::createCSEPass());
 }
 
+void buildKernelPipeline(mlir::OpPassManager &pm,
+                         llvm::ArrayRef<std::string> dispatchOverrides) {
+  pm.addPass(mlir::createInlinerPass());
+  pm.addPass(kernel::createLowerToKernelPass());
+  kernel::DispatchPassOptions dispatch;
+  dispatch.overrides = llvm::to_vector(dispatchOverrides);
+  pm.addPass(kernel::createDispatchPass(dispatch));
+  pm.addPass(kernel::createPlanMemoryPass());
+}
+
 namespace {
 /// PassPipelineRegistration needs a PassPipelineOptions subclass; this one
 /// mirrors the autodiff options it forwards.

@@ -10,6 +10,7 @@
 #define TRAINC_PIPELINES_TRAININGPIPELINE_H
 
 #include "dialects/graph/Transforms/Passes.h"
+#include "dialects/kernel/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -20,6 +21,12 @@ using TrainingPipelineOptions = graph::AutodiffPassOptions;
 
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options);
+
+/// The training graph to planned kernel launches: inline the calls, lower
+/// to the kernel dialect, choose backends (`dispatchOverrides` are
+/// KERNEL=BACKEND), place buffers in the arena.
+void buildKernelPipeline(mlir::OpPassManager &pm,
+                         llvm::ArrayRef<std::string> dispatchOverrides);
 
 /// Registers `--trainc-train` (for trainc-opt).
 void registerTrainingPipeline();

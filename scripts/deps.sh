@@ -13,7 +13,7 @@ PACKAGES=(
   # ONNX backend node tests (the interpreter's oracle tests)
   libonnx-testdata
   # CLI, logging, JSON, tests
-  libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2
+  libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 zlib1g-dev
   # CPU kernel libraries
   libdnnl-dev libopenblas-dev
   # data and reference (tests and benchmarks only; for /usr/bin/python3)

@@ -4,6 +4,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 
 using namespace mlir;
 using namespace trainc::graph;
@@ -11,11 +12,23 @@ using namespace trainc::graph;
 #include "dialects/graph/GraphDialect.cpp.inc"
 #include "dialects/graph/GradientInterface.cpp.inc"
 
+namespace {
+/// Graph ops have no side effects on anything but their results, so any of
+/// them may be inlined (@train_step inlines @gradients before lowering).
+struct GraphInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void GraphDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/graph/GraphOps.cpp.inc"
       >();
+  addInterfaces<GraphInlinerInterface>();
 }
 
 Operation *GraphDialect::materializeConstant(OpBuilder &builder,

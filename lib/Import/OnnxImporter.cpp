@@ -17,6 +17,7 @@
 #include "dialects/graph/ShapeInference.h"
 #include "trainc/Import.h"
 
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -40,6 +41,10 @@ static llvm::Error makeError(const std::string &file, const llvm::Twine &message
 }
 
 void registerImportDialects(MLIRContext &context) {
+  // The func dialect's inliner extension lets the pipelines inline calls.
+  DialectRegistry registry;
+  func::registerInlinerExtension(registry);
+  context.appendDialectRegistry(registry);
   context.loadDialect<func::FuncDialect, graph::GraphDialect>();
 }
 

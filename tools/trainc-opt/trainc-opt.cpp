@@ -7,8 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/graph/GraphOps.h"
 #include "dialects/graph/Transforms/Passes.h"
+#include "dialects/kernel/Transforms/Passes.h"
 #include "pipelines/TrainingPipeline.h"
 
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -20,10 +22,13 @@ int main(int argc, char **argv) {
   mlir::registerSymbolDCEPass();
   mlir::registerInlinerPass();
   trainc::graph::registerGraphPasses();
+  trainc::kernel::registerKernelPasses();
   trainc::registerTrainingPipeline();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::func::FuncDialect, trainc::graph::GraphDialect>();
+  registry.insert<mlir::func::FuncDialect, trainc::graph::GraphDialect,
+                  trainc::kernel::KernelDialect>();
+  mlir::func::registerInlinerExtension(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "trainc optimizer driver\n", registry));
 }

@@ -4,9 +4,11 @@
 
 #include "pipelines/TrainingPipeline.h"
 #include "trainc/Import.h"
+#include "trainc/runtime.h"
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -34,17 +36,49 @@ struct ImportCommandOptions {
 
 struct CompileCommandOptions {
   ModelOptions model;
-  std::string output = "-";
-  std::string emit = "train-graph";
+  std::string output; ///< default: libNAME.so, or "-" for IR
+  std::string emit = "so";
   bool printLocations = false;
+  bool stats = false;
+  std::string cpu = "native";
+  std::vector<std::string> dispatch;
+  std::string runtimeLibrary;
   TrainingPipelineOptions training;
 };
 
+struct TrainCommandOptions {
+  std::string model; ///< .onnx (compiled first) or libNAME.so
+  CompileCommandOptions compile;
+  std::string data;
+  int epochs = 1;
+  int64_t batchSize = 64;
+  int64_t seed = 0;
+  int threads = 0;
+  std::string checkpoint, resume, save;
+  std::vector<std::string> feeds;
+  std::string labels;
+  int64_t steps = 0;
+};
+
+struct ModelApi;
+
+/// argv[0], to find the runtime library next to the executable.
+extern const char *programPath;
+
 void addModelOptions(CLI::App &command, ModelOptions &options);
+/// --loss, --optimizer, --lr, ... (shared by compile and train).
+void addTrainingOptions(CLI::App &command, TrainingPipelineOptions &options);
+/// --cpu, --dispatch, --runtime-library.
+void addCodegenOptions(CLI::App &command, CompileCommandOptions &options);
 void addImportCommand(CLI::App &command, ImportCommandOptions &options);
 void addCompileCommand(CLI::App &command, CompileCommandOptions &options);
 int runImportCommand(const ImportCommandOptions &options);
 int runCompileCommand(const CompileCommandOptions &options);
+void addTrainCommand(CLI::App &command, TrainCommandOptions &options);
+int runTrainCommand(const TrainCommandOptions &options);
+/// `trainc train --save`: the trained model as an ONNX inference model.
+int exportTrainedModel(const ModelApi &api, trainc_session *session,
+                       const TrainCommandOptions &options);
 
 /// Imports `options.model`, logging warnings; nullopt (after logging the
 /// error) on failure.

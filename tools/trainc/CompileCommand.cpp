@@ -1,13 +1,22 @@
 //===- CompileCommand.cpp - `trainc compile` ------------------------------===//
 //
-// Runs the training pipeline on an imported model. Today it emits IR
-// (--emit=graph | train-graph); the shared object comes with the code
-// generator.
+// Import -> training graph -> kernel launches -> libNAME.so (+ NAME.h and
+// NAME.json), or any of the intermediate IRs with --emit.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/trainc/Commands.h"
 
+#include "dialects/kernel/KernelOps.h"
+#include "trainc/Codegen.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -16,20 +25,7 @@
 
 namespace trainc::cli {
 
-void addCompileCommand(CLI::App &command, CompileCommandOptions &options) {
-  addModelOptions(command, options.model);
-  TrainingPipelineOptions &t = options.training;
-  command.add_option("-o,--output", options.output,
-                     "Where to write the result ('-' for stdout)")
-      ->capture_default_str();
-  command.add_option("--emit", options.emit,
-                     "What to produce: graph (the imported @forward) or "
-                     "train-graph (@gradients, @train_step, @eval)")
-      ->check(CLI::IsMember({"graph", "train-graph"}))
-      ->capture_default_str();
-  command.add_flag("--print-locations", options.printLocations,
-                   "Print each op's location (its ONNX node name)");
-
+void addTrainingOptions(CLI::App &command, TrainingPipelineOptions &t) {
   auto *loss = command.add_option_group("Loss");
   loss->add_option("--loss", t.loss,
                    "auto (the model's scalar output if it has one, else "
@@ -82,14 +78,119 @@ void addCompileCommand(CLI::App &command, CompileCommandOptions &options) {
       ->capture_default_str();
 }
 
+void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
+  command.add_option("--cpu", options.cpu,
+                     "Target CPU: native (this machine) or an LLVM CPU name")
+      ->capture_default_str();
+  command.add_option("--dispatch", options.dispatch,
+                     "KERNEL=BACKEND: run KERNEL (e.g. conv or graph.conv) on "
+                     "BACKEND (reference, openblas); repeatable");
+  command.add_option("--runtime-library", options.runtimeLibrary,
+                     "The runtime archive to link (default: ../lib/"
+                     "libtrainc_rt.a next to trainc)");
+}
+
+void addCompileCommand(CLI::App &command, CompileCommandOptions &options) {
+  addModelOptions(command, options.model);
+  TrainingPipelineOptions &t = options.training;
+  command.add_option("-o,--output", options.output,
+                     "Where to write the result (default: libNAME.so for "
+                     "--emit=so, stdout for IR)");
+  command.add_option("--emit", options.emit,
+                     "What to produce: so (the model library, with NAME.h "
+                     "and NAME.json beside it), graph (the imported @forward),"
+                     " train-graph (@gradients, @train_step, @eval) or kernel "
+                     "(launches with backends and arena offsets)")
+      ->check(CLI::IsMember({"so", "graph", "train-graph", "kernel"}))
+      ->capture_default_str();
+  command.add_flag("--print-locations", options.printLocations,
+                   "Print each op's location (its ONNX node name)");
+  command.add_flag("--stats", options.stats,
+                   "Print the arena size, persistent bytes and the backend "
+                   "of every kernel");
+  addCodegenOptions(command, options);
+  addTrainingOptions(command, t);
+}
+
+/// FNV-1a of the ONNX file and everything that changes the code: the hash
+/// checkpoints carry.
+static std::string modelHash(const CompileCommandOptions &options) {
+  std::ifstream stream(options.model.model, std::ios::binary);
+  std::ostringstream text;
+  text << stream.rdbuf() << "|batch=" << options.model.batch.value_or(0)
+       << "|freeze=" << options.model.freeze << "|loss=" << options.training.loss
+       << "|optimizer=" << options.training.optimizer
+       << "|momentum=" << options.training.momentum
+       << "|nesterov=" << options.training.nesterov
+       << "|weight_decay=" << options.training.weightDecay
+       << "|clip=" << options.training.clipGradNorm;
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : text.str()) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+/// --stats: what the memory plan and dispatch decided.
+static void printStats(mlir::ModuleOp module, const ImportedModel &imported) {
+  size_t persistent = 0;
+  for (const auto &[name, weight] : imported.weights)
+    persistent += weight.bytes.size();
+  std::map<std::string, std::map<std::string, int>> backends;
+  llvm::outs() << "trainc compile --stats\n";
+  for (auto function : module.getOps<mlir::func::FuncOp>()) {
+    auto arena =
+        function->getAttrOfType<mlir::IntegerAttr>(kernel::kArenaSizeAttrName);
+    llvm::outs() << "  @" << function.getSymName() << ": arena "
+                 << (arena ? arena.getInt() : 0) << " bytes\n";
+    function.walk([&](kernel::LaunchOp launch) {
+      ++backends[launch.getKernel().str()][launch.getBackend().str()];
+    });
+  }
+  llvm::outs() << "  initial weights: " << persistent << " bytes\n"
+               << "  kernels (backend: launches):\n";
+  for (const auto &[kernelName, counts] : backends) {
+    llvm::outs() << "    " << kernelName << ":";
+    for (const auto &[backend, count] : counts)
+      llvm::outs() << " " << backend << " x" << count;
+    llvm::outs() << "\n";
+  }
+  llvm::outs().flush();
+}
+
+/// The training configuration, as JSON for the manifest.
+static std::string trainingJson(mlir::ModuleOp module) {
+  auto config = module->getAttrOfType<mlir::DictionaryAttr>("graph.training");
+  std::string json = "{";
+  if (config)
+    for (auto [i, entry] : llvm::enumerate(config.getValue())) {
+      json += (i ? ", \"" : "\"") + entry.getName().str() + "\": ";
+      if (auto text = llvm::dyn_cast<mlir::StringAttr>(entry.getValue()))
+        json += "\"" + text.str() + "\"";
+      else if (auto real = llvm::dyn_cast<mlir::FloatAttr>(entry.getValue()))
+        json += std::to_string(real.getValueAsDouble());
+      else
+        json += "null";
+    }
+  return json + "}";
+}
+
 int runCompileCommand(const CompileCommandOptions &options) {
   mlir::MLIRContext context;
   auto imported = importModel(context, options.model);
   if (!imported)
     return 1;
   mlir::ModuleOp module = *imported->module;
+  std::string output = options.output;
+  if (output.empty())
+    output = options.emit == "so"
+                 ? "lib" + llvm::sys::path::stem(options.model.model).str() + ".so"
+                 : "-";
   if (options.emit == "graph")
-    return writeIR(module, options.output, options.printLocations);
+    return writeIR(module, output, options.printLocations);
 
   // Pass diagnostics become one "trainc: error:" line each.
   bool failed = false;
@@ -102,12 +203,56 @@ int runCompileCommand(const CompileCommandOptions &options) {
   });
   mlir::PassManager pm(&context);
   buildTrainingPipeline(pm, options.training);
+  if (options.emit != "train-graph")
+    buildKernelPipeline(pm, options.dispatch);
   if (mlir::failed(pm.run(module)) || failed) {
     if (!failed)
       spdlog::error("{}: the training pipeline failed", options.model.model);
     return 1;
   }
-  return writeIR(module, options.output, options.printLocations);
+  if (options.stats)
+    printStats(module, *imported);
+  if (options.emit != "so")
+    return writeIR(module, output, options.printLocations);
+
+  if (!llvm::StringRef(output).ends_with(".so")) {
+    spdlog::error("--emit=so writes a shared object: -o must end in .so, got "
+                  "'{}'",
+                  output);
+    return 1;
+  }
+  CodegenOptions codegen;
+  codegen.cpu = options.cpu;
+  codegen.runtimeLibrary = options.runtimeLibrary.empty()
+                               ? defaultRuntimeLibrary(programPath)
+                               : options.runtimeLibrary;
+  codegen.modelHash = modelHash(options);
+  std::string stem = llvm::sys::path::stem(output).str();
+  codegen.modelName = llvm::StringRef(stem).starts_with("lib") ? stem.substr(3) : stem;
+  codegen.trainingJson = trainingJson(module);
+  auto library = emitModelLibrary(module, imported->weights, codegen, output);
+  if (!library) {
+    spdlog::error("{}: {}", options.model.model,
+                  llvm::toString(library.takeError()));
+    return 1;
+  }
+  llvm::SmallString<256> directory(llvm::sys::path::parent_path(output));
+  auto sibling = [&](const std::string &suffix) {
+    llvm::SmallString<256> path(directory);
+    llvm::sys::path::append(path, codegen.modelName + suffix);
+    return std::string(path);
+  };
+  for (auto [path, text] : {std::make_pair(sibling(".h"), library->header),
+                            std::make_pair(sibling(".json"), library->manifestJson)}) {
+    std::string error = writeFileAtomically(path, text + "\n");
+    if (!error.empty()) {
+      spdlog::error("{}", error);
+      return 1;
+    }
+  }
+  spdlog::info("wrote {} ({}.h, {}.json)", output, codegen.modelName,
+               codegen.modelName);
+  return 0;
 }
 
 } // namespace trainc::cli

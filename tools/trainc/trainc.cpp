@@ -17,7 +17,10 @@
 #define TRAINC_VERSION "unknown"
 #endif
 
+const char *trainc::cli::programPath = nullptr;
+
 int main(int argc, char **argv) {
+  trainc::cli::programPath = argv[0];
   CLI::App app{"trainc: an ahead-of-time compiler for deep-learning training",
                "trainc"};
   app.set_version_flag("--version", std::string("trainc ") + TRAINC_VERSION);
@@ -39,6 +42,12 @@ int main(int argc, char **argv) {
                  "optimizer) and emit it");
   trainc::cli::addCompileCommand(*compile, compileOptions);
 
+  trainc::cli::TrainCommandOptions trainOptions;
+  CLI::App *train = app.add_subcommand(
+      "train", "Train a model: on an IDX image dataset (--data) or on fixed "
+               "batches (--feed)");
+  trainc::cli::addTrainCommand(*train, trainOptions);
+
   CLI11_PARSE(app, argc, argv);
 
   auto logger = spdlog::stderr_color_mt("trainc");
@@ -52,5 +61,7 @@ int main(int argc, char **argv) {
     return trainc::cli::runImportCommand(importOptions);
   if (compile->parsed())
     return trainc::cli::runCompileCommand(compileOptions);
+  if (train->parsed())
+    return trainc::cli::runTrainCommand(trainOptions);
   return 1;
 }

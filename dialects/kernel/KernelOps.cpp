@@ -1,0 +1,38 @@
+//===- KernelOps.cpp - the operator dialect -------------------------------===//
+#include "dialects/kernel/KernelOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace trainc::kernel;
+
+#include "dialects/kernel/KernelDialect.cpp.inc"
+
+void KernelDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/kernel/KernelOps.cpp.inc"
+      >();
+}
+
+LogicalResult ConstantOp::verify() {
+  auto type = getBuffer().getType();
+  auto valueType = cast<ShapedType>(getValue().getType());
+  if (type.getShape() != valueType.getShape() ||
+      type.getElementType() != valueType.getElementType())
+    return emitOpError("value type ") << valueType << " does not match " << type;
+  return success();
+}
+
+LogicalResult LaunchOp::verify() {
+  if (getOutputs().empty())
+    return emitOpError("writes no output");
+  for (Value buffer : getOperands())
+    if (!cast<MemRefType>(buffer.getType()).getLayout().isIdentity())
+      return emitOpError("buffers must have the identity layout");
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/kernel/KernelOps.cpp.inc"

@@ -1,0 +1,23 @@
+//===- KernelOps.h - the operator dialect ----------------------*- C++ -*-===//
+#ifndef TRAINC_DIALECTS_KERNEL_KERNELOPS_H
+#define TRAINC_DIALECTS_KERNEL_KERNELOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/kernel/KernelDialect.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/kernel/KernelOps.h.inc"
+
+namespace trainc::kernel {
+/// Function attribute: the arena's size in bytes (set by the planner).
+inline constexpr llvm::StringLiteral kArenaSizeAttrName = "kernel.arena_size";
+/// Function attribute on lowered functions: the graph function it came from.
+inline constexpr llvm::StringLiteral kLoweredFromAttrName = "kernel.lowered_from";
+} // namespace trainc::kernel
+
+#endif

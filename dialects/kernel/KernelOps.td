@@ -1,0 +1,72 @@
+//===- KernelOps.td - the operator dialect ------------------------------===//
+//
+// One op per concrete kernel call on buffers (RAF's operator dialects in
+// MLIR). A `kernel.launch` names the graph op it computes, carries that
+// op's attributes and the backend that implements it (chosen by
+// --trainc-dispatch); its operands are memrefs: inputs, then the outputs it
+// writes (destination-passing style). Intermediate buffers come from
+// `kernel.alloc` and get an offset in one static arena from
+// --trainc-plan-memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRAINC_KERNEL_OPS_TD
+#define TRAINC_KERNEL_OPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Kernel_Dialect : Dialect {
+  let name = "kernel";
+  let cppNamespace = "::trainc::kernel";
+  let summary = "Kernel calls on buffers, each with its backend";
+  let description = [{
+    The level between the graph dialect and code: every op is one call of a
+    concrete kernel on memrefs with static shapes and identity layout. The
+    dispatch registry (BackendRegistry.cpp) decides which backend (`reference`,
+    `openblas`, `dnnl`, `generated`) runs each launch.
+  }];
+}
+
+class Kernel_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kernel_Dialect, mnemonic, traits>;
+
+def Kernel_AllocOp : Kernel_Op<"alloc"> {
+  let summary = "An intermediate buffer, placed in the arena";
+  let description = [{
+    A buffer that lives from this op to its last use. --trainc-plan-memory
+    sets `offset`: the byte offset of the buffer in the step's arena.
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset);
+  let results = (outs AnyStaticShapeMemRef:$buffer);
+  let assemblyFormat = "attr-dict `:` type($buffer)";
+}
+
+def Kernel_ConstantOp : Kernel_Op<"constant", [Pure]> {
+  let summary = "A read-only buffer holding a constant (graph.constant)";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs AnyStaticShapeMemRef:$buffer);
+  let assemblyFormat = "attr-dict $value `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+def Kernel_LaunchOp : Kernel_Op<"launch", [AttrSizedOperandSegments]> {
+  let summary = "One kernel call: reads `inputs`, writes `outputs`";
+  let description = [{
+    `kernel` is the graph op this call computes (e.g. "graph.conv") or a
+    runtime utility ("runtime.copy"); `options` are that op's attributes;
+    `backend` is empty until --trainc-dispatch chooses one.
+  }];
+  let arguments = (ins Variadic<AnyStaticShapeMemRef>:$inputs,
+                       Variadic<AnyStaticShapeMemRef>:$outputs,
+                       StrAttr:$kernel, DictionaryAttr:$options,
+                       DefaultValuedAttr<StrAttr, "\"\"">:$backend);
+  let assemblyFormat = [{
+    $kernel `(` $inputs `)` `->` `(` $outputs `)` attr-dict
+    `:` functional-type($inputs, $outputs)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // TRAINC_KERNEL_OPS_TD

@@ -1,0 +1,54 @@
+//===- Passes.td - operator dialect passes ---------------------------------===//
+#ifndef TRAINC_KERNEL_PASSES_TD
+#define TRAINC_KERNEL_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowerToKernelPass : Pass<"trainc-lower-to-kernel", "mlir::ModuleOp"> {
+  let summary = "Graph functions to kernel launches on buffers";
+  let description = [{
+    Rewrites each function named in `functions` (by default @train_step and
+    @eval, with every call inlined beforehand) from value-semantic graph ops
+    into `kernel.launch`es on memrefs, and erases the other functions.
+
+    * Arguments become buffers of the same shape. A result that replaces an
+      argument (`graph.updates`) is written into that argument's buffer: in
+      place when an optimizer update is the last reader of its state,
+      otherwise by a final `runtime.copy`. Every other result (the loss,
+      @eval's outputs) becomes an extra output argument the caller provides.
+    * Each graph op becomes one launch writing fresh `kernel.alloc` buffers;
+      `graph.constant` becomes `kernel.constant`.
+  }];
+  let dependentDialects = ["::trainc::kernel::KernelDialect",
+                           "::mlir::func::FuncDialect"];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "functions to lower (default: train_step, eval)">,
+  ];
+}
+
+def DispatchPass : Pass<"trainc-dispatch", "mlir::ModuleOp"> {
+  let summary = "Chooses the backend of every kernel launch";
+  let description = [{
+    Sets `backend` on each `kernel.launch` from the dispatch registry
+    (BackendRegistry.cpp): the applicable backend of highest priority, or the one
+    an override `KERNEL=BACKEND` names (an impossible override is an error
+    saying why).
+  }];
+  let options = [
+    ListOption<"overrides", "overrides", "std::string",
+               "KERNEL=BACKEND choices, e.g. graph.conv=reference">,
+  ];
+}
+
+def PlanMemoryPass : Pass<"trainc-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Places every intermediate buffer in one static arena";
+  let description = [{
+    Liveness over each function's launch order: a `kernel.alloc` lives from
+    its definition to its last use. Buffers are placed first-fit at
+    64-byte-aligned offsets among the buffers live at the same time; each
+    alloc gets its `offset` and the function its `kernel.arena_size`.
+  }];
+}
+
+#endif // TRAINC_KERNEL_PASSES_TD

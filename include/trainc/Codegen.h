@@ -1,0 +1,53 @@
+//===- Codegen.h - kernel-dialect module to a model library ----*- C++ -*-===//
+//
+// The last stage of `trainc compile`: the lowered, dispatched and planned
+// kernel-dialect module becomes native code (the host's TargetMachine), is
+// linked with the runtime into libNAME.so, and described by NAME.h (the C
+// API) and NAME.json (the manifest, also embedded in the library).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINC_CODEGEN_H
+#define TRAINC_CODEGEN_H
+
+#include "trainc/Import.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace trainc {
+
+struct CodegenOptions {
+  /// Target CPU: "native" (the host, default) or an LLVM CPU name.
+  std::string cpu = "native";
+  /// The runtime archive (libtrainc_rt.a); found next to the executable
+  /// when empty.
+  std::string runtimeLibrary;
+  /// Identifies the model in checkpoints (a hash of the ONNX file and the
+  /// compile options).
+  std::string modelHash;
+  std::string modelName;
+  /// The module's training configuration (graph.training), for the manifest.
+  std::string trainingJson = "{}";
+};
+
+/// What was produced.
+struct ModelLibrary {
+  std::string manifestJson;
+  std::string header;
+};
+
+/// Emits `soPath` (and returns the manifest and header text, which the
+/// caller writes next to it).
+llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
+                                              const WeightStore &weights,
+                                              const CodegenOptions &options,
+                                              const std::string &soPath);
+
+/// The directory holding libtrainc_rt.a for the running executable.
+std::string defaultRuntimeLibrary(const char *argv0);
+
+} // namespace trainc
+
+#endif

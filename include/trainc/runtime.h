@@ -1,0 +1,120 @@
+/*===- trainc/runtime.h - the C API of a compiled model ----------*- C -*-===*
+ *
+ * Every model library built by `trainc compile -o libNAME.so` exports this
+ * API (and nothing else). A session owns the model's parameters, optimizer
+ * state and scratch memory; callers own their input, label and output
+ * buffers. Functions return TRAINC_OK or an error code, with a message in
+ * trainc_last_error(); no exception or abort crosses this boundary.
+ *
+ * Versioned: TRAINC_API_VERSION changes when this interface changes
+ * incompatibly; trainc_api_version() reports the library's.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef TRAINC_RUNTIME_H
+#define TRAINC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRAINC_API_VERSION 1
+
+/* The only symbols a model library exports. */
+#if defined(__GNUC__)
+#define TRAINC_API __attribute__((visibility("default")))
+#else
+#define TRAINC_API
+#endif
+
+typedef enum trainc_status {
+  TRAINC_OK = 0,
+  TRAINC_ERROR_INVALID_ARGUMENT = 1, /* null pointer, wrong dtype/shape/name */
+  TRAINC_ERROR_IO = 2,               /* a file could not be read or written */
+  TRAINC_ERROR_CORRUPT = 3,          /* a checkpoint is damaged or not ours */
+  TRAINC_ERROR_UNSUPPORTED_CPU = 4,  /* the CPU lacks features the code uses */
+  TRAINC_ERROR_KERNEL = 5,           /* a kernel rejected its input */
+  TRAINC_ERROR_INTERNAL = 6
+} trainc_status;
+
+typedef enum trainc_dtype {
+  TRAINC_FLOAT32 = 0,
+  TRAINC_FLOAT64 = 1,
+  TRAINC_INT64 = 4,
+  TRAINC_INT32 = 5,
+  TRAINC_BOOL = 8
+} trainc_dtype;
+
+/* A tensor at the C boundary: dtype and shape always travel with the data,
+ * which is dense and row-major. */
+typedef struct trainc_tensor {
+  trainc_dtype dtype;
+  int32_t rank;
+  const int64_t *shape;
+  void *data;
+} trainc_tensor;
+
+typedef struct trainc_session trainc_session;
+
+typedef struct trainc_session_options {
+  int32_t num_threads;       /* 0: all cores */
+  uint64_t seed;             /* dropout RNG */
+  const char *weights_path;  /* NULL: the weights embedded in the library */
+} trainc_session_options;
+
+TRAINC_API int32_t trainc_api_version(void);
+/* The JSON manifest embedded in the library (inputs, outputs, parameters,
+ * shapes, dtypes, loss, optimizer, arena size, backends, CPU features). */
+TRAINC_API const char *trainc_manifest(void);
+/* The message of the last error on this thread ("" if none). */
+TRAINC_API const char *trainc_last_error(void);
+
+TRAINC_API trainc_status trainc_session_open(const trainc_session_options *options,
+                                  trainc_session **session);
+TRAINC_API void trainc_session_close(trainc_session *session);
+
+TRAINC_API trainc_status trainc_set_learning_rate(trainc_session *session, double lr);
+TRAINC_API trainc_status trainc_get_learning_rate(const trainc_session *session,
+                                       double *lr);
+/* Steps taken so far. */
+TRAINC_API trainc_status trainc_get_step(const trainc_session *session, int64_t *step);
+
+/* One training step on caller-owned buffers, in the order of the manifest's
+ * "inputs"; `labels` may be NULL for a model whose output is its loss. */
+TRAINC_API trainc_status trainc_train_step(trainc_session *session,
+                                const trainc_tensor *inputs,
+                                int32_t num_inputs,
+                                const trainc_tensor *labels, float *loss);
+/* Inference (BatchNorm on running statistics, no dropout) into
+ * caller-owned output buffers. */
+TRAINC_API trainc_status trainc_forward(trainc_session *session,
+                             const trainc_tensor *inputs, int32_t num_inputs,
+                             trainc_tensor *outputs, int32_t num_outputs);
+
+/* Parameters and BatchNorm statistics by ONNX initializer name. */
+TRAINC_API int32_t trainc_num_parameters(const trainc_session *session);
+TRAINC_API const char *trainc_parameter_name(const trainc_session *session, int32_t i);
+TRAINC_API trainc_status trainc_get_parameter(const trainc_session *session,
+                                   const char *name, trainc_tensor *out);
+TRAINC_API trainc_status trainc_set_parameter(trainc_session *session, const char *name,
+                                   const trainc_tensor *value);
+
+/* Parameters, state, optimizer state and step; written atomically (a
+ * temporary file, then rename). `extra` is opaque caller data stored with
+ * it (e.g. a data-loader position), up to 1 MiB; may be NULL. */
+TRAINC_API trainc_status trainc_save_checkpoint(const trainc_session *session,
+                                     const char *path, const void *extra,
+                                     size_t extra_size);
+/* Restores a checkpoint written by the same model (its hash must match).
+ * `extra`/`extra_capacity` receive the caller data (may be NULL). */
+TRAINC_API trainc_status trainc_load_checkpoint(trainc_session *session, const char *path,
+                                     void *extra, size_t extra_capacity,
+                                     size_t *extra_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRAINC_RUNTIME_H */

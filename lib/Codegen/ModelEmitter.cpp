@@ -1,0 +1,247 @@
+//===- ModelEmitter.cpp - kernel functions to LLVM IR ---------------------===//
+//
+// Each lowered function becomes
+//
+//   i32 trainc_model_NAME(ptr state, ptr arguments, ptr arena)
+//
+// a straight sequence of trainc_rt_launch calls: argument buffers are
+// loaded from `arguments`, intermediates are `arena + offset` (from the
+// memory plan), constants are globals. A launch that fails returns its
+// status at once. Weights go in as one raw byte array, never as IR
+// constants.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Codegen/ModelEmitter.h"
+#include "lib/Codegen/Descriptor.h"
+
+#include "dialects/graph/GraphOps.h"
+#include "dialects/kernel/KernelOps.h"
+#include "dialects/kernel/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/IR/IRBuilder.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+using namespace mlir;
+
+namespace trainc::codegen {
+namespace {
+
+/// The bytes of a constant as the runtime reads them: dense, one byte per
+/// i1, splats expanded.
+llvm::Expected<std::string> constantBytes(ElementsAttr value) {
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense)
+    return llvm::createStringError("only dense constants are supported");
+  Type element = dense.getElementType();
+  std::string bytes;
+  if (auto floatType = dyn_cast<FloatType>(element)) {
+    unsigned width = floatType.getWidth() / 8;
+    for (APFloat v : dense.getValues<APFloat>()) {
+      APInt bits = v.bitcastToAPInt();
+      uint64_t raw = bits.getZExtValue();
+      bytes.append(reinterpret_cast<const char *>(&raw), width);
+    }
+    return bytes;
+  }
+  unsigned width = std::max(1u, element.getIntOrFloatBitWidth() / 8);
+  for (APInt v : dense.getValues<APInt>()) {
+    uint64_t raw = element.isInteger(1) ? v.getZExtValue() : v.getSExtValue();
+    bytes.append(reinterpret_cast<const char *>(&raw), width);
+  }
+  return bytes;
+}
+
+struct Emitter {
+  llvm::LLVMContext &context;
+  llvm::Module &module;
+  llvm::IRBuilder<> builder;
+  llvm::PointerType *ptr;
+  llvm::FunctionCallee launch;
+  unsigned globals = 0;
+
+  Emitter(llvm::LLVMContext &context, llvm::Module &module)
+      : context(context), module(module), builder(context),
+        ptr(llvm::PointerType::getUnqual(context)) {
+    launch = module.getOrInsertFunction(
+        "trainc_rt_launch",
+        llvm::FunctionType::get(builder.getInt32Ty(), {ptr, ptr, ptr, ptr},
+                                false));
+  }
+
+  llvm::GlobalVariable *bytesGlobal(llvm::StringRef bytes, llvm::StringRef name,
+                                    bool exported) {
+    auto *data = llvm::ConstantDataArray::getRaw(bytes, bytes.size(),
+                                                 builder.getInt8Ty());
+    auto *global = new llvm::GlobalVariable(
+        module, data->getType(), /*isConstant=*/true,
+        exported ? llvm::GlobalValue::ExternalLinkage
+                 : llvm::GlobalValue::PrivateLinkage,
+        data, name);
+    global->setAlignment(llvm::Align(64));
+    if (exported)
+      global->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    return global;
+  }
+
+  llvm::Error emitFunction(func::FuncOp function) {
+    auto *type = llvm::FunctionType::get(builder.getInt32Ty(), {ptr, ptr, ptr},
+                                         false);
+    auto *llvmFunction = llvm::Function::Create(
+        type, llvm::GlobalValue::ExternalLinkage,
+        "trainc_model_" + function.getSymName().str(), module);
+    llvmFunction->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    llvm::Value *state = llvmFunction->getArg(0);
+    llvm::Value *arguments = llvmFunction->getArg(1);
+    llvm::Value *arena = llvmFunction->getArg(2);
+    auto *entry = llvm::BasicBlock::Create(context, "entry", llvmFunction);
+    builder.SetInsertPoint(entry);
+
+    // Operand arrays big enough for every launch, reused.
+    size_t maxInputs = 1, maxOutputs = 1;
+    function.walk([&](kernel::LaunchOp op) {
+      maxInputs = std::max(maxInputs, op.getInputs().size());
+      maxOutputs = std::max(maxOutputs, op.getOutputs().size());
+    });
+    llvm::Value *inputs = builder.CreateAlloca(
+        llvm::ArrayType::get(ptr, maxInputs), nullptr, "inputs");
+    llvm::Value *outputs = builder.CreateAlloca(
+        llvm::ArrayType::get(ptr, maxOutputs), nullptr, "outputs");
+
+    llvm::DenseMap<Value, llvm::Value *> pointers;
+    for (BlockArgument argument : function.getArguments()) {
+      llvm::Value *slot = builder.CreateConstGEP1_64(ptr, arguments,
+                                                     argument.getArgNumber());
+      pointers[argument] = builder.CreateLoad(ptr, slot);
+    }
+    for (Operation &op : function.getBody().front()) {
+      if (auto alloc = dyn_cast<kernel::AllocOp>(op)) {
+        if (!alloc.getOffset())
+          return llvm::createStringError(
+              "a buffer has no arena offset (run --trainc-plan-memory)");
+        pointers[alloc] = builder.CreateConstGEP1_64(
+            builder.getInt8Ty(), arena, *alloc.getOffset());
+      } else if (auto constant = dyn_cast<kernel::ConstantOp>(op)) {
+        auto bytes = constantBytes(constant.getValue());
+        if (!bytes)
+          return bytes.takeError();
+        pointers[constant] =
+            bytesGlobal(*bytes, "constant." + std::to_string(globals++), false);
+      } else if (auto launchOp = dyn_cast<kernel::LaunchOp>(op)) {
+        if (auto error = emitLaunch(launchOp, pointers, state, inputs, outputs,
+                                    llvmFunction))
+          return error;
+      } else if (!isa<func::ReturnOp>(op)) {
+        return llvm::createStringError("cannot emit " +
+                                       op.getName().getStringRef().str());
+      }
+    }
+    builder.CreateRet(builder.getInt32(0));
+    return llvm::Error::success();
+  }
+
+  llvm::Error emitLaunch(kernel::LaunchOp op,
+                         llvm::DenseMap<Value, llvm::Value *> &pointers,
+                         llvm::Value *state, llvm::Value *inputs,
+                         llvm::Value *outputs, llvm::Function *function) {
+    if (op.getBackend().empty())
+      return llvm::createStringError("a launch of " + op.getKernel().str() +
+                                     " has no backend (run --trainc-dispatch)");
+    auto descriptor = launchDescriptor(op);
+    if (!descriptor)
+      return descriptor.takeError();
+    llvm::Value *text = builder.CreateGlobalString(
+        *descriptor, "kernel." + std::to_string(globals++), 0, &module);
+    auto store = [&](llvm::Value *array, ValueRange values) {
+      for (auto [i, value] : llvm::enumerate(values))
+        builder.CreateStore(pointers.lookup(value),
+                            builder.CreateConstGEP1_64(ptr, array, i));
+    };
+    store(inputs, op.getInputs());
+    store(outputs, op.getOutputs());
+    llvm::Value *status =
+        builder.CreateCall(launch, {state, text, inputs, outputs});
+    auto *failed = llvm::BasicBlock::Create(context, "failed", function);
+    auto *next = llvm::BasicBlock::Create(context, "next", function);
+    builder.CreateCondBr(builder.CreateICmpNE(status, builder.getInt32(0)),
+                         failed, next);
+    builder.SetInsertPoint(failed);
+    builder.CreateRet(status);
+    builder.SetInsertPoint(next);
+    return llvm::Error::success();
+  }
+};
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+emitModelModule(ModuleOp lowered, const WeightStore &weights,
+                const std::string &manifestBase, llvm::LLVMContext &context,
+                std::string &manifestJson) {
+  auto module = std::make_unique<llvm::Module>("trainc_model", context);
+  Emitter emitter(context, *module);
+  nlohmann::json manifest = nlohmann::json::parse(manifestBase);
+  nlohmann::json functions = nlohmann::json::object();
+  nlohmann::json backends = nlohmann::json::object();
+  std::set<std::string> persistentNames;
+
+  for (auto function : lowered.getOps<func::FuncOp>()) {
+    if (auto error = emitter.emitFunction(function))
+      return std::move(error);
+    nlohmann::json arguments = nlohmann::json::array();
+    for (BlockArgument argument : function.getArguments()) {
+      unsigned i = argument.getArgNumber();
+      auto type = cast<MemRefType>(argument.getType());
+      auto dtype = dtypeName(type.getElementType());
+      if (!dtype)
+        return dtype.takeError();
+      auto name = function.getArgAttrOfType<StringAttr>(i, graph::kNameAttrName);
+      auto role = function.getArgAttrOfType<StringAttr>(i, graph::kRoleAttrName);
+      if (!name || !role)
+        return llvm::createStringError("argument " + std::to_string(i) +
+                                       " has no graph.name or graph.role");
+      arguments.push_back({{"name", name.str()},
+                           {"role", role.str()},
+                           {"dtype", *dtype},
+                           {"shape", type.getShape().vec()}});
+      persistentNames.insert(name.str());
+    }
+    auto arena = function->getAttrOfType<IntegerAttr>(kernel::kArenaSizeAttrName);
+    functions[function.getSymName().str()] = {
+        {"arguments", arguments}, {"arena_size", arena ? arena.getInt() : 0}};
+    function.walk([&](kernel::LaunchOp op) {
+      auto &count = backends[op.getKernel().str()][op.getBackend().str()];
+      count = count.is_null() ? 1 : count.get<int>() + 1;
+    });
+  }
+  manifest["functions"] = functions;
+  manifest["backends"] = backends;
+
+  // The initial weights: one 64-byte-aligned blob.
+  std::string blob;
+  nlohmann::json weightList = nlohmann::json::array();
+  for (const auto &[name, weight] : weights) {
+    if (!persistentNames.count(name))
+      continue;
+    blob.resize((blob.size() + 63) / 64 * 64, '\0');
+    weightList.push_back({{"name", name},
+                          {"dtype", weight.dtype},
+                          {"shape", weight.shape},
+                          {"offset", blob.size()},
+                          {"bytes", weight.bytes.size()}});
+    blob.append(weight.bytes.begin(), weight.bytes.end());
+  }
+  manifest["weights"] = weightList;
+  emitter.bytesGlobal(blob, "trainc_model_weights", /*exported=*/true);
+  manifestJson = manifest.dump(2);
+  std::string withNull = manifestJson;
+  withNull.push_back('\0');
+  emitter.bytesGlobal(withNull, "trainc_model_manifest", /*exported=*/true);
+  return module;
+}
+
+} // namespace trainc::codegen

@@ -1,0 +1,29 @@
+//===- ModelEmitter.h - kernel functions to LLVM IR ------------*- C++ -*-===//
+#ifndef TRAINC_LIB_CODEGEN_MODELEMITTER_H
+#define TRAINC_LIB_CODEGEN_MODELEMITTER_H
+
+#include "trainc/Import.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace trainc::codegen {
+
+/// The model's LLVM module: one `trainc_model_<name>` function per lowered
+/// function (train_step, eval), the kernel descriptors and constants, the
+/// initial weights (`trainc_model_weights`) and the manifest
+/// (`trainc_model_manifest`, JSON; `manifestJson` receives the same text).
+/// `manifestBase` holds the keys the emitter does not compute itself.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+emitModelModule(mlir::ModuleOp lowered, const WeightStore &weights,
+                const std::string &manifestBase, llvm::LLVMContext &context,
+                std::string &manifestJson);
+
+} // namespace trainc::codegen
+
+#endif

@@ -1,0 +1,228 @@
+//===- ModelLibrary.cpp - object code and the linked .so ------------------===//
+//
+// LLVM IR -> object with the target's TargetMachine (position independent),
+// then the C++ driver links it with the runtime archive into a shared
+// object that exports only the C API (a version script) and has no
+// undefined symbols (-z defs). Both steps write temporaries that are
+// renamed into place only when everything succeeded.
+//
+//===----------------------------------------------------------------------===//
+#include "trainc/Codegen.h"
+
+#include "lib/Codegen/ModelEmitter.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <unistd.h>
+
+namespace trainc {
+
+namespace {
+
+/// LLVM feature names checked at session open, with /proc/cpuinfo's
+/// spelling where it differs.
+const std::pair<const char *, const char *> kCheckedFeatures[] = {
+    {"sse4.1", "sse4_1"},      {"sse4.2", "sse4_2"},
+    {"avx", "avx"},            {"avx2", "avx2"},
+    {"fma", "fma"},            {"f16c", "f16c"},
+    {"avx512f", "avx512f"},    {"avx512bw", "avx512bw"},
+    {"avx512vl", "avx512vl"},  {"avx512dq", "avx512dq"},
+    {"avx512cd", "avx512cd"},  {"avx512bf16", "avx512_bf16"},
+    {"avx512fp16", "avx512_fp16"}, {"amx-bf16", "amx_bf16"},
+    {"amx-tile", "amx_tile"},
+};
+
+struct Target {
+  std::unique_ptr<llvm::TargetMachine> machine;
+  std::vector<std::string> checkedFeatures;
+};
+
+llvm::Expected<Target> makeTarget(const std::string &cpuOption) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError("no target for " + triple.str() + ": " +
+                                   error);
+  std::string cpu = cpuOption == "native" ? llvm::sys::getHostCPUName().str()
+                                          : cpuOption;
+  std::string features;
+  Target result;
+  if (cpuOption == "native") {
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features += (features.empty() ? "" : ",") +
+                  std::string(feature.second ? "+" : "-") +
+                  feature.first().str();
+  }
+  llvm::TargetOptions options;
+  result.machine.reset(target->createTargetMachine(
+      triple, cpu, features, options, llvm::Reloc::PIC_));
+  if (!result.machine)
+    return llvm::createStringError("cannot create a target machine for CPU '" +
+                                   cpu + "'");
+  const llvm::MCSubtargetInfo *subtarget =
+      result.machine->getMCSubtargetInfo();
+  if (!subtarget->isCPUStringValid(cpu))
+    return llvm::createStringError("unknown CPU '" + cpu +
+                                   "' (try --cpu=native or an LLVM CPU name "
+                                   "such as x86-64-v3, skylake-avx512)");
+  for (const auto &[llvmName, cpuinfoName] : kCheckedFeatures)
+    if (subtarget->checkFeatures(std::string("+") + llvmName))
+      result.checkedFeatures.push_back(cpuinfoName);
+  return result;
+}
+
+llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
+                       const std::string &path) {
+  module.setDataLayout(machine.createDataLayout());
+  module.setTargetTriple(machine.getTargetTriple());
+  std::error_code code;
+  llvm::raw_fd_ostream stream(path, code, llvm::sys::fs::OF_None);
+  if (code)
+    return llvm::createStringError("cannot write '" + path +
+                                   "': " + code.message());
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, stream, nullptr,
+                                  llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError("the target cannot emit object files");
+  passes.run(module);
+  stream.flush();
+  return llvm::Error::success();
+}
+
+/// Exports the C API and nothing else.
+const char *kVersionScript = R"(TRAINC_1 {
+  global:
+    trainc_api_version; trainc_manifest; trainc_last_error;
+    trainc_session_open; trainc_session_close;
+    trainc_set_learning_rate; trainc_get_learning_rate; trainc_get_step;
+    trainc_train_step; trainc_forward;
+    trainc_num_parameters; trainc_parameter_name;
+    trainc_get_parameter; trainc_set_parameter;
+    trainc_save_checkpoint; trainc_load_checkpoint;
+  local: *;
+};
+)";
+
+llvm::Error linkSharedObject(const std::string &object,
+                             const std::string &runtime,
+                             const std::string &output) {
+  auto compiler = llvm::sys::findProgramByName("c++");
+  if (!compiler)
+    return llvm::createStringError("no C++ compiler driver (c++) on PATH to "
+                                   "link the model");
+  if (!llvm::sys::fs::exists(runtime))
+    return llvm::createStringError("runtime library '" + runtime +
+                                   "' not found (pass --runtime-library)");
+  std::string script = output + ".map";
+  {
+    std::ofstream stream(script);
+    stream << kVersionScript;
+    if (!stream)
+      return llvm::createStringError("cannot write '" + script + "'");
+  }
+  std::vector<std::string> args = {
+      *compiler, "-shared", "-o", output, object,
+      "-Wl,--whole-archive", runtime, "-Wl,--no-whole-archive",
+      "-Wl,--version-script=" + script, "-Wl,-z,defs",
+      "-fopenmp", "-lopenblas", "-lm"};
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string message;
+  std::string log = output + ".log";
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  int status = llvm::sys::ExecuteAndWait(*compiler, argRefs, std::nullopt,
+                                         redirects, 0, 0, &message);
+  std::ifstream logStream(log);
+  std::string linkerOutput((std::istreambuf_iterator<char>(logStream)), {});
+  llvm::sys::fs::remove(script);
+  llvm::sys::fs::remove(log);
+  if (status != 0)
+    return llvm::createStringError("linking the model failed: " + message +
+                                   "\n" + linkerOutput);
+  return llvm::Error::success();
+}
+
+std::string headerFor(const std::string &name, const std::string &manifest) {
+  return "/* " + name +
+         ".h - generated by trainc: the C API of lib" + name +
+         ".so (trainc/runtime.h).\n *\n * The model's manifest:\n" + manifest +
+         "\n */\n#include \"trainc/runtime.h\"\n";
+}
+
+} // namespace
+
+std::string defaultRuntimeLibrary(const char *argv0) {
+  std::string executable =
+      llvm::sys::fs::getMainExecutable(argv0, (void *)&defaultRuntimeLibrary);
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(executable));
+  llvm::sys::path::append(path, "..", "lib", "libtrainc_rt.a");
+  return std::string(path);
+}
+
+llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
+                                              const WeightStore &weights,
+                                              const CodegenOptions &options,
+                                              const std::string &soPath) {
+  auto target = makeTarget(options.cpu);
+  if (!target)
+    return target.takeError();
+  nlohmann::json base = {
+      {"format", 1},
+      {"api_version", 1},
+      {"model", options.modelName},
+      {"hash", options.modelHash},
+      {"cpu",
+       {{"name", options.cpu == "native"
+                     ? llvm::sys::getHostCPUName().str()
+                     : options.cpu},
+        {"checked_features", target->checkedFeatures}}},
+      {"training", nlohmann::json::parse(options.trainingJson)}};
+  llvm::LLVMContext context;
+  ModelLibrary library;
+  auto module = codegen::emitModelModule(lowered, weights, base.dump(), context,
+                                         library.manifestJson);
+  if (!module)
+    return module.takeError();
+
+  std::string object = soPath + ".tmp." + std::to_string(::getpid()) + ".o";
+  std::string temporary = soPath + ".tmp." + std::to_string(::getpid());
+  auto cleanup = [&] {
+    llvm::sys::fs::remove(object);
+    llvm::sys::fs::remove(temporary);
+  };
+  if (auto error = emitObject(**module, *target->machine, object)) {
+    cleanup();
+    return std::move(error);
+  }
+  if (auto error = linkSharedObject(object, options.runtimeLibrary, temporary)) {
+    cleanup();
+    return std::move(error);
+  }
+  if (std::error_code code = llvm::sys::fs::rename(temporary, soPath)) {
+    cleanup();
+    return llvm::createStringError("cannot write '" + soPath +
+                                   "': " + code.message());
+  }
+  llvm::sys::fs::remove(object);
+  library.header = headerFor(options.modelName, library.manifestJson);
+  return library;
+}
+
+} // namespace trainc

@@ -1,0 +1,84 @@
+//===- Launch.h - one kernel launch as the runtime sees it -----*- C++ -*-===//
+//
+// Generated code calls trainc_rt_launch(state, descriptor, inputs, outputs)
+// once per kernel. The descriptor is a constant string the compiler writes:
+//
+//   graph.conv;backend=reference;in=f32:64x1x28x28|f32:32x1x3x3|f32:32;
+//   out=f32:64x32x28x28;strides=1,1;pads=1,1,1,1;dilations=1,1;group=1
+//
+// i.e. the graph op's name, then `key=value` fields separated by ';':
+// `backend`, `in` and `out` (operands as dtype:dims, '|'-separated, a
+// scalar has no dims), and every attribute of the graph op: integers and
+// integer arrays in decimal (comma-separated), floats with 17 significant
+// digits, booleans as 0/1, strings and types (f32, i64, ...) verbatim.
+// Buffers are dense, row-major; i1 is one byte per element.
+//
+// This header is the runtime's side of that contract (no MLIR here).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINC_LIB_RUNTIME_LAUNCH_H
+#define TRAINC_LIB_RUNTIME_LAUNCH_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainc::rt {
+
+enum class DType : int32_t { F32, F64, F16, BF16, I64, I32, I16, I8, I1 };
+
+/// "f32" -> DType; nullopt for an unknown name.
+std::optional<DType> parseDType(const std::string &name);
+const char *dtypeName(DType dtype);
+/// Bytes per element (i1: 1).
+size_t dtypeSize(DType dtype);
+
+struct OperandInfo {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t numElements() const;
+  size_t bytes() const { return numElements() * dtypeSize(dtype); }
+};
+
+/// A parsed descriptor.
+struct Launch {
+  std::string op;      ///< "graph.conv"
+  std::string backend; ///< "reference", "openblas", ...
+  std::vector<OperandInfo> inputs, outputs;
+  std::map<std::string, std::string> attributes;
+
+  bool has(const std::string &name) const { return attributes.count(name); }
+  /// Typed accessors; a missing attribute gives the default.
+  int64_t i64(const std::string &name, int64_t defaultValue = 0) const;
+  double f64(const std::string &name, double defaultValue = 0.0) const;
+  bool flag(const std::string &name, bool defaultValue = false) const;
+  std::string str(const std::string &name,
+                  const std::string &defaultValue = "") const;
+  std::vector<int64_t> ints(const std::string &name) const;
+};
+
+/// Parses a descriptor; on failure returns nullopt and sets `error`.
+std::optional<Launch> parseLaunch(const char *descriptor, std::string &error);
+
+/// A kernel: reads `inputs`, writes `outputs` (both in the descriptor's
+/// order). Returns false and sets `error` on bad input (never aborts).
+using KernelFunction = bool (*)(const Launch &launch, void *const *inputs,
+                                void *const *outputs, std::string &error);
+
+/// The kernel for (op, backend), or null. The table is filled on first use
+/// by registerBuiltinKernels() (explicit calls, not static initializers:
+/// the runtime is a static library, whose unreferenced objects the linker
+/// would drop).
+KernelFunction findKernel(const std::string &op, const std::string &backend);
+void registerKernel(const std::string &op, const std::string &backend,
+                    KernelFunction kernel);
+/// Every registered (op, backend) pair, for tests and --stats.
+std::vector<std::pair<std::string, std::string>> registeredKernels();
+/// Defined in kernels/Kernels.cpp: calls every family's registration.
+void registerBuiltinKernels();
+
+} // namespace trainc::rt
+
+#endif // TRAINC_LIB_RUNTIME_LAUNCH_H

@@ -1,0 +1,26 @@
+//===- Model.h - what a compiled model provides the runtime ----*- C++ -*-===//
+//
+// Symbols that `trainc compile` emits into the model's object file and the
+// runtime (linked into the same .so) uses. Generated functions take the
+// runtime state, one pointer per argument (in the manifest's order) and
+// the arena, and return 0 or the failing kernel's status.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINC_LIB_RUNTIME_MODEL_H
+#define TRAINC_LIB_RUNTIME_MODEL_H
+
+#include <cstdint>
+
+extern "C" {
+extern const char trainc_model_manifest[];
+extern const unsigned char trainc_model_weights[];
+int32_t trainc_model_train_step(void *state, void *const *arguments,
+                                void *arena);
+int32_t trainc_model_eval(void *state, void *const *arguments, void *arena);
+
+/// Called by generated code once per kernel; see Launch.h.
+int32_t trainc_rt_launch(void *state, const char *descriptor,
+                         void *const *inputs, void *const *outputs);
+}
+
+#endif

@@ -1,0 +1,412 @@
+//===- Session.cpp - the C API: sessions, steps, parameters ---------------===//
+//
+// A session is built from the manifest the compiler embedded in the model:
+// it allocates every persistent tensor (initialized from the embedded
+// weights, or zeros for optimizer state), one arena big enough for either
+// generated function, and the scalars the step needs (step, seed, learning
+// rate). Each API call checks its arguments against the manifest before
+// any generated code runs.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Runtime/Session.h"
+#include "lib/Runtime/Model.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <new>
+#include <omp.h>
+#include <set>
+#include <sstream>
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace trainc::rt {
+
+static thread_local std::string lastError;
+
+trainc_status fail(trainc_status status, const std::string &message) {
+  lastError = message;
+  return status;
+}
+
+Buffer::Buffer(size_t size) : bytes(size) {
+  if (size == 0)
+    return;
+  void *p = std::aligned_alloc(64, (size + 63) / 64 * 64);
+  if (p)
+    std::memset(p, 0, size);
+  storage.reset(p);
+}
+
+void Buffer::Free::operator()(void *p) const { std::free(p); }
+
+int64_t Session::step() const {
+  auto it = persistent.find("step");
+  return it == persistent.end()
+             ? 0
+             : *static_cast<const int64_t *>(it->second.second.data());
+}
+
+static bool isPersistentRole(const std::string &role) {
+  return role == "parameter" || role == "state" || role == "constant" ||
+         role == "optimizer_state" || role == "step" || role == "seed" ||
+         role == "learning_rate";
+}
+
+static bool parseFunction(const nlohmann::json &json, FunctionInfo &function,
+                          std::string &error) {
+  function.arenaSize = json.at("arena_size").get<int64_t>();
+  for (const auto &argument : json.at("arguments")) {
+    ArgumentInfo info;
+    info.name = argument.at("name").get<std::string>();
+    info.role = argument.at("role").get<std::string>();
+    auto dtype = parseDType(argument.at("dtype").get<std::string>());
+    if (!dtype) {
+      error = "unknown dtype of argument " + info.name;
+      return false;
+    }
+    info.type.dtype = *dtype;
+    info.type.shape = argument.at("shape").get<std::vector<int64_t>>();
+    function.arguments.push_back(std::move(info));
+  }
+  return true;
+}
+
+/// CPU features the code was compiled for that this CPU lacks.
+static std::vector<std::string> missingCpuFeatures(const nlohmann::json &needed) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("flags", 0) == 0) {
+      flags = " " + line.substr(line.find(':') + 1) + " ";
+      break;
+    }
+  std::vector<std::string> missing;
+  if (flags.empty())
+    return missing; // not Linux-like: nothing to check against
+  for (const auto &feature : needed) {
+    std::string name = feature.get<std::string>();
+    std::string flag = name;
+    for (char &c : flag)
+      if (c == '.')
+        c = '_';
+    if (flags.find(" " + flag + " ") == std::string::npos)
+      missing.push_back(name);
+  }
+  return missing;
+}
+
+static trainc_status openSession(const trainc_session_options *options,
+                                 Session &session) {
+  nlohmann::json manifest =
+      nlohmann::json::parse(trainc_model_manifest, nullptr, false);
+  if (manifest.is_discarded())
+    return fail(TRAINC_ERROR_INTERNAL, "the embedded manifest is not JSON");
+  try {
+    if (manifest.at("format").get<int>() != 1)
+      return fail(TRAINC_ERROR_INTERNAL, "unknown manifest format");
+    auto missing = missingCpuFeatures(manifest.at("cpu").at("checked_features"));
+    if (!missing.empty()) {
+      std::string list;
+      for (const auto &feature : missing)
+        list += (list.empty() ? "" : ", ") + feature;
+      return fail(TRAINC_ERROR_UNSUPPORTED_CPU,
+                  "this CPU lacks features the model was compiled for (" +
+                      list + "); recompile with --cpu for this machine");
+    }
+    session.modelHash = manifest.at("hash").get<std::string>();
+    std::string error;
+    if (!parseFunction(manifest.at("functions").at("train_step"),
+                       session.trainStep, error) ||
+        !parseFunction(manifest.at("functions").at("eval"), session.eval, error))
+      return fail(TRAINC_ERROR_INTERNAL, error);
+
+    // Persistent tensors, zero-initialized, then the embedded weights.
+    for (const FunctionInfo *function : {&session.trainStep, &session.eval})
+      for (const ArgumentInfo &argument : function->arguments)
+        if (isPersistentRole(argument.role) &&
+            !session.persistent.count(argument.name)) {
+          session.persistent.emplace(
+              argument.name,
+              std::make_pair(argument.type, Buffer(argument.type.bytes())));
+          if (argument.role == "parameter" || argument.role == "state")
+            session.parameterNames.push_back(argument.name);
+        }
+    std::vector<unsigned char> fileWeights;
+    const unsigned char *weights = trainc_model_weights;
+    if (options && options->weights_path) {
+      std::ifstream stream(options->weights_path, std::ios::binary);
+      if (!stream)
+        return fail(TRAINC_ERROR_IO, std::string("cannot read weights file '") +
+                                         options->weights_path + "'");
+      fileWeights.assign(std::istreambuf_iterator<char>(stream), {});
+      weights = fileWeights.data();
+    }
+    for (const auto &weight : manifest.at("weights")) {
+      auto it = session.persistent.find(weight.at("name").get<std::string>());
+      if (it == session.persistent.end())
+        continue;
+      size_t offset = weight.at("offset").get<size_t>();
+      size_t bytes = weight.at("bytes").get<size_t>();
+      if (bytes != it->second.second.size() ||
+          (!fileWeights.empty() && offset + bytes > fileWeights.size()))
+        return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                    "weights for '" + it->first + "' do not match the model");
+      std::memcpy(it->second.second.data(), weights + offset, bytes);
+    }
+    auto setScalar = [&](const char *name, auto value) {
+      auto it = session.persistent.find(name);
+      if (it != session.persistent.end())
+        std::memcpy(it->second.second.data(), &value, sizeof(value));
+    };
+    setScalar("seed", static_cast<int64_t>(options ? options->seed : 0));
+    setScalar("learning_rate", static_cast<float>(
+                                   manifest.at("training").at("learning_rate")
+                                       .get<double>()));
+    session.arena = Buffer(std::max(session.trainStep.arenaSize,
+                                    session.eval.arenaSize));
+  } catch (const std::exception &e) {
+    return fail(TRAINC_ERROR_INTERNAL,
+                std::string("malformed manifest: ") + e.what());
+  }
+  int threads = options && options->num_threads > 0 ? options->num_threads
+                                                    : omp_get_num_procs();
+  omp_set_num_threads(threads);
+  openblas_set_num_threads(threads);
+  return TRAINC_OK;
+}
+
+/// Checks a caller's tensor against the argument it feeds.
+static trainc_status checkTensor(const trainc_tensor *tensor,
+                                 const ArgumentInfo &argument) {
+  if (!tensor || !tensor->data)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                "tensor for '" + argument.name + "' is null");
+  if (dtypeName(static_cast<DType>(tensor->dtype)) !=
+      std::string(dtypeName(argument.type.dtype)))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                "tensor for '" + argument.name + "' should be " +
+                    dtypeName(argument.type.dtype));
+  bool same = tensor->rank == static_cast<int32_t>(argument.type.shape.size()) &&
+              (tensor->rank == 0 || tensor->shape);
+  for (int32_t i = 0; same && i < tensor->rank; ++i)
+    same = tensor->shape[i] == argument.type.shape[i];
+  if (!same) {
+    std::string expected;
+    for (int64_t d : argument.type.shape)
+      expected += (expected.empty() ? "" : "x") + std::to_string(d);
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                "tensor for '" + argument.name + "' should have shape [" +
+                    expected + "]");
+  }
+  return TRAINC_OK;
+}
+
+/// Runs `entry` with the caller's tensors bound to inputs/labels/outputs.
+static trainc_status run(Session &session, const FunctionInfo &function,
+                         int32_t (*entry)(void *, void *const *, void *),
+                         const trainc_tensor *inputs, int32_t numInputs,
+                         const trainc_tensor *labels, trainc_tensor *outputs,
+                         int32_t numOutputs) {
+  std::vector<void *> arguments;
+  int32_t nextInput = 0, nextOutput = 0;
+  for (const ArgumentInfo &argument : function.arguments) {
+    const trainc_tensor *given = nullptr;
+    if (argument.role == "input") {
+      if (nextInput >= numInputs || !inputs)
+        return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                    "missing input '" + argument.name + "'");
+      given = &inputs[nextInput++];
+    } else if (argument.role == "labels") {
+      given = labels;
+    } else if (argument.role == "output" && outputs) {
+      if (nextOutput >= numOutputs)
+        return fail(TRAINC_ERROR_INVALID_ARGUMENT, "too few output tensors");
+      given = &outputs[nextOutput++];
+    }
+    if (given || argument.role == "input" || argument.role == "labels") {
+      if (trainc_status status = checkTensor(given, argument))
+        return status;
+      arguments.push_back(given->data);
+      continue;
+    }
+    if (isPersistentRole(argument.role)) {
+      arguments.push_back(session.persistent.at(argument.name).second.data());
+      continue;
+    }
+    // The loss (or an output nobody asked for): session scratch.
+    auto &slot = session.scratch[argument.name];
+    if (slot.second.size() != argument.type.bytes())
+      slot = {argument.type, Buffer(argument.type.bytes())};
+    arguments.push_back(slot.second.data());
+  }
+  if (nextInput != numInputs)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                "expected " + std::to_string(nextInput) + " inputs, got " +
+                    std::to_string(numInputs));
+  session.launchState.error.clear();
+  if (int32_t status = entry(&session.launchState, arguments.data(),
+                             session.arena.data()))
+    return fail(static_cast<trainc_status>(status), session.launchState.error);
+  return TRAINC_OK;
+}
+
+} // namespace trainc::rt
+
+using namespace trainc::rt;
+
+extern "C" {
+
+int32_t trainc_api_version(void) { return TRAINC_API_VERSION; }
+const char *trainc_manifest(void) { return trainc_model_manifest; }
+const char *trainc_last_error(void) { return lastError.c_str(); }
+
+int32_t trainc_rt_launch(void *state, const char *descriptor,
+                         void *const *inputs, void *const *outputs) {
+  auto *launchState = static_cast<LaunchState *>(state);
+  auto it = launchState->cache.find(descriptor);
+  if (it == launchState->cache.end()) {
+    std::string error;
+    auto launch = parseLaunch(descriptor, error);
+    if (!launch) {
+      launchState->error = "bad kernel descriptor: " + error;
+      return TRAINC_ERROR_INTERNAL;
+    }
+    KernelFunction kernel = findKernel(launch->op, launch->backend);
+    if (!kernel) {
+      launchState->error = "the runtime has no " + launch->backend +
+                           " kernel for " + launch->op;
+      return TRAINC_ERROR_INTERNAL;
+    }
+    it = launchState->cache
+             .emplace(descriptor, std::make_pair(std::move(*launch), kernel))
+             .first;
+  }
+  std::string error;
+  if (!it->second.second(it->second.first, inputs, outputs, error)) {
+    launchState->error = it->second.first.op + ": " + error;
+    return TRAINC_ERROR_KERNEL;
+  }
+  return TRAINC_OK;
+}
+
+trainc_status trainc_session_open(const trainc_session_options *options,
+                                  trainc_session **session) {
+  if (!session)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "session pointer is null");
+  *session = nullptr;
+  auto created = std::unique_ptr<trainc_session>(new (std::nothrow) trainc_session);
+  if (!created)
+    return fail(TRAINC_ERROR_INTERNAL, "out of memory");
+  if (trainc_status status = openSession(options, *created))
+    return status;
+  *session = created.release();
+  return TRAINC_OK;
+}
+
+void trainc_session_close(trainc_session *session) { delete session; }
+
+trainc_status trainc_set_learning_rate(trainc_session *session, double lr) {
+  if (!session || !(lr > 0))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                "needs a session and a positive learning rate");
+  auto it = session->persistent.find("learning_rate");
+  if (it != session->persistent.end()) {
+    float value = static_cast<float>(lr);
+    std::memcpy(it->second.second.data(), &value, sizeof(value));
+  }
+  return TRAINC_OK;
+}
+
+trainc_status trainc_get_learning_rate(const trainc_session *session,
+                                       double *lr) {
+  if (!session || !lr)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
+  auto it = session->persistent.find("learning_rate");
+  float value = 0;
+  if (it != session->persistent.end())
+    std::memcpy(&value, it->second.second.data(), sizeof(value));
+  *lr = value;
+  return TRAINC_OK;
+}
+
+trainc_status trainc_get_step(const trainc_session *session, int64_t *step) {
+  if (!session || !step)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
+  *step = session->step();
+  return TRAINC_OK;
+}
+
+trainc_status trainc_train_step(trainc_session *session,
+                                const trainc_tensor *inputs,
+                                int32_t num_inputs,
+                                const trainc_tensor *labels, float *loss) {
+  if (!session)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "session is null");
+  if (trainc_status status =
+          run(*session, session->trainStep, trainc_model_train_step, inputs,
+              num_inputs, labels, nullptr, 0))
+    return status;
+  if (loss) {
+    auto it = session->scratch.find("loss");
+    *loss = it == session->scratch.end()
+                ? 0.0f
+                : *static_cast<const float *>(it->second.second.data());
+  }
+  return TRAINC_OK;
+}
+
+trainc_status trainc_forward(trainc_session *session,
+                             const trainc_tensor *inputs, int32_t num_inputs,
+                             trainc_tensor *outputs, int32_t num_outputs) {
+  if (!session || !outputs)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "session or outputs is null");
+  return run(*session, session->eval, trainc_model_eval, inputs, num_inputs,
+             nullptr, outputs, num_outputs);
+}
+
+int32_t trainc_num_parameters(const trainc_session *session) {
+  return session ? static_cast<int32_t>(session->parameterNames.size()) : 0;
+}
+
+const char *trainc_parameter_name(const trainc_session *session, int32_t i) {
+  if (!session || i < 0 ||
+      i >= static_cast<int32_t>(session->parameterNames.size()))
+    return nullptr;
+  return session->parameterNames[i].c_str();
+}
+
+trainc_status trainc_get_parameter(const trainc_session *session,
+                                   const char *name, trainc_tensor *out) {
+  if (!session || !name || !out)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
+  auto it = session->persistent.find(name);
+  if (it == session->persistent.end())
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                std::string("no parameter '") + name + "'");
+  ArgumentInfo argument{name, "parameter", it->second.first};
+  if (trainc_status status = checkTensor(out, argument))
+    return status;
+  std::memcpy(out->data, it->second.second.data(), it->second.second.size());
+  return TRAINC_OK;
+}
+
+trainc_status trainc_set_parameter(trainc_session *session, const char *name,
+                                   const trainc_tensor *value) {
+  if (!session || !name || !value)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
+  auto it = session->persistent.find(name);
+  if (it == session->persistent.end())
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                std::string("no parameter '") + name + "'");
+  ArgumentInfo argument{name, "parameter", it->second.first};
+  if (trainc_status status = checkTensor(value, argument))
+    return status;
+  std::memcpy(it->second.second.data(), value->data, it->second.second.size());
+  return TRAINC_OK;
+}
+
+} // extern "C"

@@ -1,0 +1,73 @@
+//===- Session.h - a training session --------------------------*- C++ -*-===//
+#ifndef TRAINC_LIB_RUNTIME_SESSION_H
+#define TRAINC_LIB_RUNTIME_SESSION_H
+
+#include "lib/Runtime/Launch.h"
+#include "trainc/runtime.h"
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace trainc::rt {
+
+/// One argument of a generated function, from the manifest.
+struct ArgumentInfo {
+  std::string name, role;
+  OperandInfo type;
+};
+
+struct FunctionInfo {
+  std::vector<ArgumentInfo> arguments;
+  int64_t arenaSize = 0;
+};
+
+/// Storage aligned for vector loads, zero-initialized.
+class Buffer {
+public:
+  explicit Buffer(size_t bytes = 0);
+  void *data() { return storage.get(); }
+  const void *data() const { return storage.get(); }
+  size_t size() const { return bytes; }
+
+private:
+  struct Free {
+    void operator()(void *p) const;
+  };
+  std::unique_ptr<void, Free> storage;
+  size_t bytes = 0;
+};
+
+/// What generated code receives as `state`: parsed kernel descriptors,
+/// cached by address, and the last kernel error.
+struct LaunchState {
+  std::unordered_map<const char *, std::pair<Launch, KernelFunction>> cache;
+  std::string error;
+};
+
+struct Session {
+  std::string modelHash;
+  FunctionInfo trainStep, eval;
+  /// Persistent tensors by name: parameters, state, constants, optimizer
+  /// state, and "step", "seed", "learning_rate".
+  std::map<std::string, std::pair<OperandInfo, Buffer>> persistent;
+  std::vector<std::string> parameterNames; ///< parameters + state, in order
+  std::map<std::string, std::pair<OperandInfo, Buffer>> scratch; ///< outputs
+  Buffer arena;
+  LaunchState launchState;
+
+  int64_t step() const;
+};
+
+/// Records `message` as this thread's last error and returns `status`.
+trainc_status fail(trainc_status status, const std::string &message);
+
+} // namespace trainc::rt
+
+/// The C API's opaque handle is the session.
+struct trainc_session : trainc::rt::Session {};
+
+#endif

@@ -1,0 +1,25 @@
+//===- Kernels.cpp - the builtin kernel table -----------------------------===//
+//
+// Every graph op (but graph.dropout, which --trainc-autodiff turns into
+// graph.random_mask) has a "reference" kernel; graph.matmul, graph.gemm
+// and the three convolutions also have an "openblas" one. runtime.copy
+// copies a buffer byte for byte.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Runtime/kernels/KernelSupport.h"
+
+namespace trainc::rt {
+
+void registerBuiltinKernels() {
+  registerElementwiseKernels();
+  registerReductionKernels();
+  registerTensorKernels();
+  registerNeuralKernels();
+  registerPoolingKernels();
+  registerBackwardKernels();
+  registerLossKernels();
+  registerOptimizerKernels();
+  registerOpenBlasKernels();
+}
+
+} // namespace trainc::rt

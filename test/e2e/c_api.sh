@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds test/e2e/train_resume.c against a generated model library and its
+# header, the way a user's C program would, and runs it.
+# Usage: c_api.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build="$1"; source="$2"
+work="$build/e2e/c-api"
+rm -rf "$work" && mkdir -p "$work"
+"$build/bin/trainc" compile "$source/models/mlp.onnx" --batch 8 \
+  --optimizer adamw --lr 0.001 -o "$work/libmlp.so"
+test -f "$work/mlp.h" && test -f "$work/mlp.json"
+# Only the C API is exported (so two models can share a process).
+exported=$(nm -D --defined-only "$work/libmlp.so" | awk '$2 != "A" {print $3}' | grep -v '^trainc_' || true)
+if [ -n "$exported" ]; then echo "unexpected exports: $exported"; exit 1; fi
+cc -std=c99 -Wall -Werror -I "$source/include" -include "$work/mlp.h" \
+  "$source/test/e2e/train_resume.c" -o "$work/train_resume" \
+  -L "$work" -lmlp -Wl,-rpath,"$work"
+"$work/train_resume" "$work/checkpoint.bin"

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""The compiled .so against PyTorch: 3 training steps on the reference batch.
+
+Runs `trainc train MODEL --feed ... --labels ... --steps 3 --save OUT.onnx`
+(optionally with --dispatch overrides), then compares the printed losses and
+the trained initializers of OUT.onnx with PyTorch's reference results
+(models/export.py reference) by the parity criterion of docs/TRAINING.md:
+e(a, b) = ||a - b|| / (||b|| + 1e-6 sqrt(n)), e(trainc, torch fp32) <= 1e-4,
+or, where e(torch fp32, torch fp64) > 1e-4, e(trainc, fp64) <= 4 e(fp32, fp64).
+Prints every figure; exits 1 on any failure.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+OPTIMIZERS = {
+    "sgd_momentum": ["--optimizer", "sgd", "--lr", "0.01", "--momentum", "0.9"],
+    "adamw": ["--optimizer", "adamw", "--lr", "0.001", "--weight-decay", "0.01"],
+}
+
+
+def error(a, b):
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    return np.linalg.norm(a - b) / (np.linalg.norm(b) + 1e-6 * np.sqrt(a.size))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--trainc", required=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--reference", required=True, help="MODEL.ref directory")
+    p.add_argument("--optimizer", choices=OPTIMIZERS, required=True)
+    p.add_argument("--workdir", required=True)
+    p.add_argument("--dispatch", action="append", default=[])
+    args = p.parse_args()
+
+    ref = json.load(open(os.path.join(args.reference, "reference.json")))
+    os.makedirs(args.workdir, exist_ok=True)
+    tag = "_".join([args.optimizer] + [d.replace("=", "-") for d in args.dispatch])
+    out = os.path.join(args.workdir, f"trained_{tag}.onnx")
+    cmd = [args.trainc, "train", args.model, "--steps", "3", "--threads", "2",
+           "--save", out, "--labels", os.path.join(args.reference, "fp32", "labels.npy")]
+    for spec in ref["inputs"]:
+        cmd += ["--feed", f"{spec['name']}=" +
+                os.path.join(args.reference, "fp32", "inputs", spec["name"] + ".npy")]
+    cmd += OPTIMIZERS[args.optimizer]
+    for d in args.dispatch:
+        cmd += ["--dispatch", d]
+    print("$", " ".join(cmd), flush=True)
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stderr.write(run.stderr)
+    if run.returncode != 0:
+        print(run.stdout)
+        return 1
+    losses = [float(line.split("loss")[1]) for line in run.stdout.splitlines()
+              if line.startswith("step ")]
+
+    failures = 0
+
+    def check(what, trainc, base):
+        nonlocal failures
+        t32 = np.load(os.path.join(args.reference, "fp32", base))
+        t64 = np.load(os.path.join(args.reference, "fp64", base))
+        conditioning = error(t32, t64)
+        if conditioning <= 1e-4:
+            e = error(trainc, t32)
+            ok = e <= 1e-4
+            print(f"  {what:48s} e(trainc,fp32)={e:.2e} {'ok' if ok else 'FAIL'}"
+                  f"  [e(fp32,fp64)={conditioning:.2e} e(trainc,fp64)={error(trainc, t64):.2e}]")
+        else:
+            e = error(trainc, t64)
+            ok = e <= 4 * conditioning
+            print(f"  {what:48s} ill-conditioned: e(fp32,fp64)={conditioning:.2e} "
+                  f"e(trainc,fp64)={e:.2e} {'ok' if ok else 'FAIL'}")
+        failures += not ok
+
+    print(f"{ref['model']} .so, 3 steps of {args.optimizer}"
+          + (f", dispatch {args.dispatch}" if args.dispatch else ", default dispatch"))
+    check("losses of steps 1-3", losses, f"{args.optimizer}/losses.npy")
+    trained = {t.name: numpy_helper.to_array(t) for t in onnx.load(out).graph.initializer}
+    for name in ref["parameters"] + ref.get("buffers", []):
+        check(name, trained[name], f"{args.optimizer}/params/{name}.npy")
+    print("FAILED" if failures else "all tensors within the parity criterion")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+// --trainc-lower-to-kernel: graph ops become launches on buffers; results
+// that replace arguments land in them (in place for optimizer updates that
+// read the state last, by a final copy otherwise); other results become
+// output arguments.
+// RUN: trainc-opt %s --trainc-lower-to-kernel | FileCheck %s
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[X:.*]]: memref<2x3xf32> {graph.name = "x", graph.role = "input"},
+// CHECK-SAME: %[[W:.*]]: memref<3xf32> {graph.name = "w", graph.role = "parameter"},
+// CHECK-SAME: %[[S:.*]]: memref<3xf32> {graph.name = "s", graph.role = "state"},
+// CHECK-SAME: %[[LR:.*]]: memref<f32> {graph.name = "learning_rate", graph.role = "learning_rate"},
+// CHECK-SAME: %[[STEP:.*]]: memref<i64> {graph.name = "step", graph.role = "step"},
+// CHECK-SAME: %[[LOSS:.*]]: memref<f32> {graph.name = "loss", graph.role = "loss"})
+// CHECK-NOT: -> 
+// CHECK: %[[ONE:.*]] = kernel.constant dense<1.000000e+00> : tensor<f32> : memref<f32>
+// CHECK: %[[Y:.*]] = kernel.alloc : memref<2x3xf32>
+// CHECK: kernel.launch "graph.mul"(%[[X]], %[[W]]) -> (%[[Y]]) {options = {}}
+// CHECK: %[[L:.*]] = kernel.alloc : memref<f32>
+// CHECK: kernel.launch "graph.reduce_sum"(%[[Y]]) -> (%[[L]]) {options = {axes = array<i64: 0, 1>, keepdims = false}}
+// The optimizer is the last reader of w: it updates it in place.
+// CHECK: kernel.launch "graph.sgd_update"(%[[W]], %{{.*}}, %[[LR]], %[[STEP]]) -> (%[[W]])
+// The state's new value is computed elsewhere: it is copied in at the end.
+// CHECK: %[[NS:.*]] = kernel.alloc : memref<3xf32>
+// CHECK: kernel.launch "graph.add"(%[[S]], %[[ONE]]) -> (%[[NS]])
+// CHECK: kernel.launch "runtime.copy"(%[[L]]) -> (%[[LOSS]])
+// CHECK: kernel.launch "runtime.copy"(%[[NS]]) -> (%[[S]])
+// CHECK: return
+// CHECK-NOT: func.func @other
+func.func @train_step(%x: tensor<2x3xf32> {graph.name = "x", graph.role = "input"},
+                      %w: tensor<3xf32> {graph.name = "w", graph.role = "parameter"},
+                      %s: tensor<3xf32> {graph.name = "s", graph.role = "state"},
+                      %lr: tensor<f32> {graph.name = "learning_rate", graph.role = "learning_rate"},
+                      %step: tensor<i64> {graph.name = "step", graph.role = "step"})
+    -> (tensor<f32> {graph.name = "loss", graph.role = "loss"},
+        tensor<3xf32> {graph.name = "w", graph.role = "parameter", graph.updates = 1 : i64},
+        tensor<3xf32> {graph.name = "s", graph.role = "state", graph.updates = 2 : i64}) {
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %y = graph.mul %x, %w : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %l = graph.reduce_sum %y {axes = array<i64: 0, 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<f32>
+  %g = graph.reduce_sum %x {axes = array<i64: 0>, keepdims = false} : (tensor<2x3xf32>) -> tensor<3xf32>
+  %nw = graph.sgd_update %w, %g, %lr, %step : (tensor<3xf32>, tensor<3xf32>, tensor<f32>, tensor<i64>) -> tensor<3xf32>
+  %ns = graph.add %s, %one : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  return %l, %nw, %ns : tensor<f32>, tensor<3xf32>, tensor<3xf32>
+}
+
+func.func @eval(%x: tensor<2x3xf32> {graph.name = "x", graph.role = "input"}) -> (tensor<2x3xf32> {graph.name = "y"}) {
+  %y = graph.relu %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+func.func @other() {
+  return
+}

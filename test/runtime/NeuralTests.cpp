@@ -1,0 +1,158 @@
+//===- NeuralTests.cpp - matmul, gemm, conv, pooling, normalization -------===//
+#include "RuntimeTestSupport.h"
+#include "WindowCases.h"
+
+#include <catch2/catch.hpp>
+
+using namespace trainc;
+using namespace trainc::rttest;
+
+TEST_CASE("matmul with numpy semantics on both backends", "[neural]") {
+  struct Case {
+    Shape lhs, rhs, result;
+  };
+  std::vector<Case> cases = {
+      {{3, 4}, {4, 5}, {3, 5}},
+      {{4}, {4, 5}, {5}},
+      {{3, 4}, {4}, {3}},
+      {{4}, {4}, {}},
+      {{2, 1, 3, 4}, {5, 4, 6}, {2, 5, 3, 6}},
+      {{7, 3, 4}, {4, 6}, {7, 3, 6}},
+      {{2, 3, 4}, {2, 4, 5}, {2, 3, 5}},
+      {{3, 0}, {0, 4}, {3, 4}},
+      {{64, 784}, {784, 256}, {64, 256}},
+      {{256, 64}, {64, 300}, {256, 300}},
+  };
+  for (DType dtype : {DType::F32, DType::F64})
+    for (const Case &c : cases) {
+      OpCase op{"graph.matmul",
+                {randomTensor(dtype, c.lhs), randomTensor(dtype, c.rhs)},
+                {{dtype, c.result}},
+                {}};
+      checkOp(op, {"reference", "openblas"});
+    }
+}
+
+TEST_CASE("gemm with transposes, alpha, beta and a broadcast c", "[neural]") {
+  for (DType dtype : {DType::F32, DType::F64})
+    for (bool transA : {false, true})
+      for (bool transB : {false, true})
+        for (const Shape &cShape :
+             {Shape{}, Shape{6}, Shape{5, 1}, Shape{5, 6}, Shape{1}}) {
+          int64_t m = 5, k = 7, n = 6;
+          HostTensor a =
+              randomTensor(dtype, transA ? Shape{k, m} : Shape{m, k});
+          HostTensor b =
+              randomTensor(dtype, transB ? Shape{n, k} : Shape{k, n});
+          std::vector<Attr> attributes = {
+              flag("trans_a", transA), flag("trans_b", transB),
+              real("alpha", 0.75), real("beta", -1.5)};
+          OpCase op{"graph.gemm", {a, b}, {{dtype, {m, n}}}, attributes};
+          if (!cShape.empty() || transA) // a case without c
+            op.inputs.push_back(randomTensor(dtype, cShape));
+          checkOp(op, {"reference", "openblas"});
+        }
+  // Defaults (alpha = beta = 1, no transposes) at the MLP's size.
+  HostTensor x = randomTensor(DType::F32, {64, 784});
+  HostTensor w = randomTensor(DType::F32, {256, 784});
+  HostTensor bias = randomTensor(DType::F32, {256});
+  checkOp({"graph.gemm",
+           {x, w, bias},
+           {{DType::F32, {64, 256}}},
+           {flag("trans_b", true)}},
+          {"reference", "openblas"});
+}
+
+TEST_CASE("conv in 1, 2 and 3 dims with strides, pads, dilations and groups",
+          "[neural][conv]") {
+  for (const ConvCase &c : convCases())
+    for (bool bias : {true, false}) {
+      INFO(c.describe() << (bias ? " with bias" : ""));
+      OpCase op{
+          "graph.conv",
+          {randomTensor(c.dtype, c.input), randomTensor(c.dtype, c.weight)},
+          {{c.dtype, c.output()}},
+          c.attributes()};
+      if (bias)
+        op.inputs.push_back(randomTensor(c.dtype, {c.weight[0]}));
+      checkOp(op, {"reference", "openblas"});
+    }
+}
+
+TEST_CASE("max_pool and avg_pool with pads, dilations and ceil_mode",
+          "[neural][pool]") {
+  for (const PoolCase &c : poolCases()) {
+    INFO(c.describe());
+    HostTensor x = randomTensor(c.dtype, c.input, -3.0, 3.0);
+    checkOp({"graph.max_pool",
+             {x},
+             {{c.dtype, c.output(true)}},
+             c.attributes(true)});
+    if (c.undilated())
+      checkOp({"graph.avg_pool",
+               {x},
+               {{c.dtype, c.output(false)}},
+               c.attributes(false)});
+    // Ties: the first maximum wins (visible only in the backward pass, but
+    // the forward must not mind).
+    HostTensor ties = randomIntegers(c.dtype, c.input, -1, 1);
+    checkOp({"graph.max_pool",
+             {ties},
+             {{c.dtype, c.output(true)}},
+             c.attributes(true)});
+  }
+}
+
+TEST_CASE("global_avg_pool", "[neural][pool]") {
+  for (DType dtype : {DType::F32, DType::F64})
+    for (const Shape &shape :
+         {Shape{2, 3, 5}, Shape{4, 8, 7, 7}, Shape{2, 3, 2, 3, 4}}) {
+      Shape result(shape.size(), 1);
+      result[0] = shape[0];
+      result[1] = shape[1];
+      checkOp({"graph.global_avg_pool",
+               {randomTensor(dtype, shape)},
+               {{dtype, result}},
+               {}});
+    }
+}
+
+TEST_CASE("batch norm in training and inference mode", "[neural][norm]") {
+  for (DType dtype : {DType::F32, DType::F64})
+    for (const Shape &shape : {Shape{8, 3}, Shape{4, 5, 6}, Shape{6, 4, 5, 5},
+                               Shape{64, 16, 14, 14}}) {
+      int64_t c = shape[1];
+      HostTensor x = randomTensor(dtype, shape, -2.0, 3.0);
+      HostTensor scale = randomTensor(dtype, {c}, 0.5, 1.5);
+      HostTensor bias = randomTensor(dtype, {c});
+      HostTensor mean = randomTensor(dtype, {c});
+      HostTensor var = randomTensor(dtype, {c}, 0.5, 2.0);
+      checkOp({"graph.batch_norm_training",
+               {x, scale, bias, mean, var},
+               {{dtype, shape}, {dtype, {c}}, {dtype, {c}}},
+               {real("epsilon", 1e-5), real("momentum", 0.9)}});
+      checkOp({"graph.batch_norm_inference",
+               {x, scale, bias, mean, var},
+               {{dtype, shape}},
+               {real("epsilon", 1e-3)}});
+    }
+}
+
+TEST_CASE("layer norm over trailing dims, with and without bias",
+          "[neural][norm]") {
+  for (DType dtype : {DType::F32, DType::F64})
+    for (const Shape &shape : {Shape{4, 6}, Shape{3, 4, 5}, Shape{32, 20, 64}})
+      for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size());
+           ++axis) {
+        Shape normalized(shape.begin() + axis, shape.end());
+        HostTensor x = randomTensor(dtype, shape, -2.0, 3.0);
+        HostTensor scale = randomTensor(dtype, normalized, 0.5, 1.5);
+        std::vector<Attr> attributes = {integer("axis", axis),
+                                        real("epsilon", 1e-5)};
+        checkOp({"graph.layer_norm", {x, scale}, {{dtype, shape}}, attributes});
+        checkOp({"graph.layer_norm",
+                 {x, scale, randomTensor(dtype, normalized)},
+                 {{dtype, shape}},
+                 attributes});
+      }
+}

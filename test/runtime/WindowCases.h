@@ -1,0 +1,160 @@
+//===- WindowCases.h - conv and pooling geometries the tests share -*- C++
+//-*-===//
+#ifndef TRAINC_TEST_RUNTIME_WINDOWCASES_H
+#define TRAINC_TEST_RUNTIME_WINDOWCASES_H
+
+#include "RuntimeTestSupport.h"
+
+namespace trainc::rttest {
+
+/// ONNX / PyTorch output size of one windowed dim.
+inline int64_t windowSize(int64_t input, int64_t kernel, int64_t stride,
+                          int64_t padBegin, int64_t padEnd, int64_t dilation,
+                          bool ceilMode) {
+  int64_t room = input + padBegin + padEnd - (dilation * (kernel - 1) + 1);
+  int64_t size = (ceilMode ? (room + stride - 1) / stride : room / stride) + 1;
+  if (ceilMode && (size - 1) * stride >= input + padBegin)
+    --size;
+  return size;
+}
+
+struct ConvCase {
+  DType dtype = DType::F32;
+  Shape input, weight, strides, pads, dilations;
+  int64_t group = 1;
+
+  Shape output() const {
+    Shape shape = {input[0], weight[0]};
+    size_t rank = input.size() - 2;
+    for (size_t d = 0; d < rank; ++d)
+      shape.push_back(windowSize(input[d + 2], weight[d + 2], strides[d],
+                                 pads[d], pads[d + rank], dilations[d], false));
+    return shape;
+  }
+  std::vector<Attr> attributes() const {
+    return {ints("strides", strides), ints("pads", pads),
+            ints("dilations", dilations), integer("group", group)};
+  }
+  std::string describe() const {
+    return "input " + formatShape(input) + " weight " + formatShape(weight) +
+           " strides " + formatShape(strides) + " pads " + formatShape(pads) +
+           " dilations " + formatShape(dilations) + " group " +
+           std::to_string(group);
+  }
+};
+
+inline std::vector<ConvCase> convCases() {
+  using D = DType;
+  return {
+      {D::F32, {2, 3, 7, 8}, {4, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {D::F32, {2, 3, 9, 8}, {4, 3, 3, 2}, {2, 2}, {0, 1, 2, 0}, {1, 1}, 1},
+      {D::F32, {2, 2, 9, 9}, {3, 2, 3, 3}, {1, 2}, {2, 2, 2, 1}, {2, 2}, 1},
+      {D::F32, {2, 4, 6, 7}, {6, 2, 3, 3}, {1, 1}, {1, 0, 1, 2}, {1, 1}, 2},
+      {D::F32, {3, 4, 8, 8}, {4, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 4},
+      {D::F32, {2, 5, 6, 7}, {3, 5, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},
+      {D::F32, {2, 6, 6, 7}, {4, 3, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 2},
+      {D::F32, {2, 5, 7, 7}, {3, 5, 1, 1}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1},
+      {D::F32, {2, 3, 10}, {4, 3, 3}, {2}, {1, 2}, {2}, 1},
+      {D::F32,
+       {1, 2, 4, 5, 6},
+       {3, 2, 2, 3, 2},
+       {1, 2, 1},
+       {0, 1, 1, 1, 0, 0},
+       {1, 1, 2},
+       1},
+      {D::F32, {1, 3, 40, 40}, {8, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {D::F32, {1, 8, 20, 20}, {8, 4, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2},
+      {D::F32, {1, 1, 2, 2}, {2, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {D::F32, {4, 1, 28, 28}, {32, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {D::F32,
+       {4, 32, 14, 14},
+       {64, 32, 3, 3},
+       {1, 1},
+       {1, 1, 1, 1},
+       {1, 1},
+       1},
+      {D::F32, {10, 3, 9, 9}, {5, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1},
+      {D::F64, {2, 4, 6, 7}, {6, 2, 3, 3}, {2, 1}, {1, 0, 1, 2}, {1, 2}, 2},
+  };
+}
+
+struct PoolCase {
+  DType dtype = DType::F32;
+  Shape input, kernel, strides, pads, dilations;
+  bool ceilMode = false, countIncludePad = false;
+
+  Shape output(bool isMax) const {
+    Shape shape = {input[0], input[1]};
+    size_t rank = input.size() - 2;
+    for (size_t d = 0; d < rank; ++d)
+      shape.push_back(windowSize(input[d + 2], kernel[d], strides[d], pads[d],
+                                 pads[d + rank], isMax ? dilations[d] : 1,
+                                 ceilMode));
+    return shape;
+  }
+  std::vector<Attr> attributes(bool isMax) const {
+    std::vector<Attr> result = {ints("kernel_shape", kernel),
+                                ints("strides", strides), ints("pads", pads),
+                                flag("ceil_mode", ceilMode)};
+    if (isMax)
+      result.push_back(ints("dilations", dilations));
+    else
+      result.push_back(flag("count_include_pad", countIncludePad));
+    return result;
+  }
+  /// Average pooling has no dilations.
+  bool undilated() const {
+    for (int64_t dilation : dilations)
+      if (dilation != 1)
+        return false;
+    return true;
+  }
+  std::string describe() const {
+    return "input " + formatShape(input) + " kernel " + formatShape(kernel) +
+           " strides " + formatShape(strides) + " pads " + formatShape(pads) +
+           " dilations " + formatShape(dilations) +
+           (ceilMode ? " ceil_mode" : "") +
+           (countIncludePad ? " count_include_pad" : "");
+  }
+};
+
+inline std::vector<PoolCase> poolCases() {
+  using D = DType;
+  std::vector<PoolCase> cases = {
+      {D::F32, {2, 3, 6, 6}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}},
+      {D::F32, {2, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true},
+      {D::F32, {2, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true, true},
+      {D::F32, {1, 2, 5, 8}, {2, 3}, {2, 2}, {0, 1, 1, 0}, {1, 1}, true, true},
+      {D::F32, {1, 2, 5, 5}, {2, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true, true},
+      {D::F32, {1, 2, 5, 5}, {2, 2}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true},
+      {D::F32, {1, 2, 9, 9}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {2, 2}},
+      {D::F32, {1, 2, 9, 9}, {3, 2}, {2, 3}, {2, 1, 1, 0}, {2, 3}, true},
+      {D::F32, {2, 3, 11}, {3}, {2}, {1, 1}, {1}, true},
+      {D::F32, {2, 3, 11}, {3}, {2}, {1, 0}, {1}, false, true},
+      {D::F32,
+       {1, 2, 4, 5, 6},
+       {2, 2, 3},
+       {2, 1, 2},
+       {0, 1, 0, 1, 0, 1},
+       {1, 1, 1}},
+      {D::F32,
+       {1, 2, 4, 5, 6},
+       {2, 2, 3},
+       {2, 1, 2},
+       {0, 1, 0, 1, 0, 1},
+       {1, 1, 1},
+       true,
+       true},
+      {D::F32, {2, 3, 6, 6}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, true},
+      {D::F32, {8, 32, 28, 28}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}},
+      // Windows entirely in the padding: -inf for max, 0/0 for avg.
+      {D::F32, {1, 1, 3, 3}, {2, 2}, {1, 1}, {2, 2, 2, 2}, {1, 1}},
+      {D::F32, {1, 1, 3, 3}, {2, 2}, {1, 1}, {2, 2, 2, 2}, {1, 1}, false, true},
+      {D::F64, {2, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true, true},
+  };
+  return cases;
+}
+
+} // namespace trainc::rttest
+
+#endif // TRAINC_TEST_RUNTIME_WINDOWCASES_H

@@ -1,0 +1,52 @@
+//===- ModelLibrary.cpp - a compiled model loaded with dlopen -------------===//
+#include "tools/trainc/ModelLibrary.h"
+
+#include <dlfcn.h>
+
+namespace trainc::cli {
+
+// Model libraries stay loaded until the process exits (RTLD_NODELETE): the
+// OpenMP runtime they bring keeps worker threads whose code must not be
+// unmapped under them.
+ModelApi::~ModelApi() = default;
+
+llvm::Expected<std::unique_ptr<ModelApi>> loadModelLibrary(const std::string &path) {
+  std::string resolved = path.find('/') == std::string::npos ? "./" + path : path;
+  auto api = std::make_unique<ModelApi>();
+  api->handle = dlopen(resolved.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!api->handle)
+    return llvm::createStringError(std::string("cannot load model library: ") +
+                                   dlerror());
+  std::string missing;
+  auto resolve = [&](auto &slot, const char *name) {
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
+        dlsym(api->handle, name));
+    if (!slot)
+      missing += std::string(missing.empty() ? "" : ", ") + name;
+  };
+  resolve(api->apiVersion, "trainc_api_version");
+  resolve(api->manifest, "trainc_manifest");
+  resolve(api->lastError, "trainc_last_error");
+  resolve(api->open, "trainc_session_open");
+  resolve(api->close, "trainc_session_close");
+  resolve(api->setLearningRate, "trainc_set_learning_rate");
+  resolve(api->getStep, "trainc_get_step");
+  resolve(api->trainStep, "trainc_train_step");
+  resolve(api->forward, "trainc_forward");
+  resolve(api->numParameters, "trainc_num_parameters");
+  resolve(api->parameterName, "trainc_parameter_name");
+  resolve(api->getParameter, "trainc_get_parameter");
+  resolve(api->saveCheckpoint, "trainc_save_checkpoint");
+  resolve(api->loadCheckpoint, "trainc_load_checkpoint");
+  if (!missing.empty())
+    return llvm::createStringError("'" + path +
+                                   "' is not a trainc model library (missing " +
+                                   missing + ")");
+  if (api->apiVersion() != TRAINC_API_VERSION)
+    return llvm::createStringError(
+        "'" + path + "' uses C API version " + std::to_string(api->apiVersion()) +
+        ", this trainc speaks " + std::to_string(TRAINC_API_VERSION));
+  return api;
+}
+
+} // namespace trainc::cli

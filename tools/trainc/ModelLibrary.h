@@ -1,0 +1,40 @@
+//===- ModelLibrary.h - a compiled model loaded with dlopen ----*- C++ -*-===//
+#ifndef TRAINC_TOOLS_TRAINC_MODELLIBRARY_H
+#define TRAINC_TOOLS_TRAINC_MODELLIBRARY_H
+
+#include "trainc/runtime.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace trainc::cli {
+
+/// The C API of one model library, resolved with dlopen/dlsym (RTLD_LOCAL:
+/// several models can be loaded side by side).
+struct ModelApi {
+  void *handle = nullptr;
+  decltype(&trainc_api_version) apiVersion;
+  decltype(&trainc_manifest) manifest;
+  decltype(&trainc_last_error) lastError;
+  decltype(&trainc_session_open) open;
+  decltype(&trainc_session_close) close;
+  decltype(&trainc_set_learning_rate) setLearningRate;
+  decltype(&trainc_get_step) getStep;
+  decltype(&trainc_train_step) trainStep;
+  decltype(&trainc_forward) forward;
+  decltype(&trainc_num_parameters) numParameters;
+  decltype(&trainc_parameter_name) parameterName;
+  decltype(&trainc_get_parameter) getParameter;
+  decltype(&trainc_save_checkpoint) saveCheckpoint;
+  decltype(&trainc_load_checkpoint) loadCheckpoint;
+
+  ~ModelApi();
+};
+
+llvm::Expected<std::unique_ptr<ModelApi>> loadModelLibrary(const std::string &path);
+
+} // namespace trainc::cli
+
+#endif

@@ -1,0 +1,432 @@
+//===- TrainCommand.cpp - `trainc train` ----------------------------------===//
+//
+// Compiles the model (or takes a built libNAME.so), opens a session through
+// the model's C API and trains:
+//   * on an image dataset in IDX format (--data fashion-mnist | DIR):
+//     seeded shuffled mini-batches (the last partial batch is dropped),
+//     test accuracy after every epoch (every test image counts: the last
+//     batch is padded and the padding ignored), --checkpoint/--resume;
+//   * or on fixed batches (--feed NAME=FILE --labels FILE --steps K),
+//     printing every step's loss, for exact comparisons.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/trainc/Commands.h"
+#include "tools/trainc/Datasets.h"
+#include "tools/trainc/ModelLibrary.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <unistd.h>
+
+namespace trainc::cli {
+
+void addTrainCommand(CLI::App &command, TrainCommandOptions &options) {
+  command.add_option("model", options.model,
+                     "An ONNX model (compiled first) or a libNAME.so built by "
+                     "trainc compile")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command.add_option("--data", options.data,
+                     "fashion-mnist (Debian's dataset-fashion-mnist) or a "
+                     "directory of IDX files in that layout");
+  command.add_option("--epochs", options.epochs, "Passes over the data")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--batch-size", options.batchSize, "Mini-batch size")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--seed", options.seed,
+                     "Seed of the data order and of dropout")
+      ->capture_default_str();
+  command.add_option("--threads", options.threads,
+                     "Threads (0: all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command.add_option("--checkpoint", options.checkpoint,
+                     "Save a checkpoint here after every epoch");
+  command.add_option("--resume", options.resume,
+                     "Resume from this checkpoint (same model and options)")
+      ->check(CLI::ExistingFile);
+  command.add_option("--save", options.save,
+                     "Write the trained model as an ONNX inference model");
+  command.add_option("--feed", options.feeds,
+                     "NAME=FILE.npy|FILE.pb: a fixed input batch (repeatable)");
+  command.add_option("--labels", options.labels,
+                     "FILE.npy|FILE.pb: the labels of the fixed batch");
+  command.add_option("--steps", options.steps,
+                     "Steps on the fixed batch (with --feed)")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--freeze", options.compile.model.freeze,
+                     "Regular expression of initializers to keep constant");
+  addCodegenOptions(command, options.compile);
+  addTrainingOptions(command, options.compile.training);
+}
+
+namespace {
+
+/// One tensor the caller owns, in the C API's form.
+struct OwnedTensor {
+  trainc_tensor tensor{};
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+
+  OwnedTensor(trainc_dtype dtype, std::vector<int64_t> dims, size_t elementSize)
+      : shape(std::move(dims)) {
+    size_t count = 1;
+    for (int64_t d : shape)
+      count *= d;
+    bytes.resize(count * elementSize);
+    tensor = {dtype, static_cast<int32_t>(shape.size()), shape.data(),
+              bytes.data()};
+  }
+};
+
+struct Argument {
+  std::string name, role, dtype;
+  std::vector<int64_t> shape;
+};
+
+std::vector<Argument> argumentsWithRole(const nlohmann::json &manifest,
+                                        const char *function,
+                                        const std::string &role) {
+  std::vector<Argument> found;
+  for (const auto &argument : manifest["functions"][function]["arguments"])
+    if (argument["role"] == role)
+      found.push_back({argument["name"], argument["role"], argument["dtype"],
+                       argument["shape"].get<std::vector<int64_t>>()});
+  return found;
+}
+
+int reportApiError(const ModelApi &api, const std::string &what) {
+  spdlog::error("{}: {}", what, api.lastError());
+  return 1;
+}
+
+/// Progress: a bar on a terminal, a line every `every` steps otherwise.
+struct Progress {
+  bool terminal = ::isatty(2);
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+  void update(int epoch, int64_t done, int64_t total, double loss,
+              int64_t samples) {
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
+    double rate = seconds > 0 ? samples / seconds : 0;
+    if (terminal) {
+      int width = 30, filled = static_cast<int>(width * done / std::max<int64_t>(total, 1));
+      std::fprintf(stderr, "\repoch %d [%s%s] %lld/%lld loss %.4f %.0f samples/s",
+                   epoch, std::string(filled, '#').c_str(),
+                   std::string(width - filled, '.').c_str(),
+                   static_cast<long long>(done), static_cast<long long>(total),
+                   loss, rate);
+      if (done == total)
+        std::fprintf(stderr, "\n");
+    } else if (done % 100 == 0 || done == total) {
+      std::fprintf(stderr, "epoch %d step %lld/%lld loss %.4f %.0f samples/s\n",
+                   epoch, static_cast<long long>(done),
+                   static_cast<long long>(total), loss, rate);
+    }
+  }
+};
+
+/// Fraction of `data` the model classifies right (eval mode).
+llvm::Expected<double> accuracy(const ModelApi &api, trainc_session *session,
+                                const Dataset &data, OwnedTensor &input,
+                                OwnedTensor &logits) {
+  int64_t batch = input.shape[0], item = data.itemSize();
+  int64_t classes = logits.shape.back(), correct = 0;
+  for (int64_t first = 0; first < data.count; first += batch) {
+    int64_t valid = std::min(batch, data.count - first);
+    auto *x = reinterpret_cast<float *>(input.bytes.data());
+    for (int64_t row = 0; row < batch; ++row) {
+      int64_t sample = first + (row < valid ? row : 0); // pad with a real image
+      std::copy_n(&data.images[sample * item], item, x + row * item);
+    }
+    if (api.forward(session, &input.tensor, 1, &logits.tensor, 1) != TRAINC_OK)
+      return llvm::createStringError(std::string("evaluation failed: ") +
+                                     api.lastError());
+    auto *scores = reinterpret_cast<const float *>(logits.bytes.data());
+    for (int64_t row = 0; row < valid; ++row) {
+      const float *rowScores = scores + row * classes;
+      int64_t predicted = std::max_element(rowScores, rowScores + classes) - rowScores;
+      correct += predicted == data.labels[first + row];
+    }
+  }
+  return double(correct) / double(data.count);
+}
+
+/// Where a run is in the data: saved in checkpoints so a resumed run takes
+/// the same batches as an uninterrupted one.
+struct Position {
+  int epoch = 0;          ///< completed epochs
+  std::string generator;  ///< the shuffle generator's state at epoch start
+
+  std::string save() const {
+    return nlohmann::json{{"epoch", epoch}, {"generator", generator}}.dump();
+  }
+  bool load(const std::string &text) {
+    auto json = nlohmann::json::parse(text, nullptr, false);
+    if (json.is_discarded() || !json.contains("epoch"))
+      return false;
+    epoch = json["epoch"];
+    generator = json["generator"];
+    return true;
+  }
+};
+
+int trainOnDataset(const ModelApi &api, trainc_session *session,
+                   const nlohmann::json &manifest,
+                   const TrainCommandOptions &options) {
+  auto data = loadImageDirectory(options.data);
+  if (!data) {
+    spdlog::error("{}", llvm::toString(data.takeError()));
+    return 1;
+  }
+  auto &[train, test] = *data;
+  auto inputs = argumentsWithRole(manifest, "train_step", "input");
+  auto labels = argumentsWithRole(manifest, "train_step", "labels");
+  auto outputs = argumentsWithRole(manifest, "eval", "output");
+  if (inputs.size() != 1 || inputs[0].dtype != "f32" || labels.size() != 1 ||
+      labels[0].dtype != "i64" || outputs.size() != 1 ||
+      outputs[0].dtype != "f32") {
+    spdlog::error("--data needs a model with one float32 image input, int64 "
+                  "class labels and one float32 output of class scores");
+    return 1;
+  }
+  int64_t batch = inputs[0].shape[0];
+  int64_t perSample = 1;
+  for (size_t d = 1; d < inputs[0].shape.size(); ++d)
+    perSample *= inputs[0].shape[d];
+  if (perSample != train.itemSize()) {
+    spdlog::error("the model's input holds {} values per sample, the data {}",
+                  perSample, train.itemSize());
+    return 1;
+  }
+  OwnedTensor input(TRAINC_FLOAT32, inputs[0].shape, 4);
+  OwnedTensor label(TRAINC_INT64, labels[0].shape, 8);
+  OwnedTensor logits(TRAINC_FLOAT32, outputs[0].shape, 4);
+
+  Position position;
+  std::mt19937_64 generator(options.seed);
+  if (!options.resume.empty()) {
+    std::string extra(1 << 20, '\0');
+    size_t size = 0;
+    if (api.loadCheckpoint(session, options.resume.c_str(), extra.data(),
+                           extra.size(), &size) != TRAINC_OK)
+      return reportApiError(api, "--resume");
+    if (!position.load(extra.substr(0, size))) {
+      spdlog::error("--resume: '{}' holds no data position (not written by "
+                    "trainc train?)",
+                    options.resume);
+      return 1;
+    }
+    std::istringstream(position.generator) >> generator;
+    spdlog::info("resumed after epoch {}", position.epoch);
+  }
+
+  int64_t stepsPerEpoch = train.count / batch;
+  Progress progress;
+  int64_t samples = 0;
+  for (int epoch = position.epoch + 1; epoch <= options.epochs; ++epoch) {
+    std::ostringstream state;
+    state << generator;
+    position.generator = state.str();
+    // Fisher-Yates with our own generator: the same order on every platform.
+    std::vector<int64_t> order(train.count);
+    std::iota(order.begin(), order.end(), 0);
+    for (int64_t i = train.count - 1; i > 0; --i)
+      std::swap(order[i], order[generator() % (i + 1)]);
+
+    double loss = 0;
+    for (int64_t step = 0; step < stepsPerEpoch; ++step) {
+      auto *x = reinterpret_cast<float *>(input.bytes.data());
+      auto *y = reinterpret_cast<int64_t *>(label.bytes.data());
+      for (int64_t row = 0; row < batch; ++row) {
+        int64_t sample = order[step * batch + row];
+        std::copy_n(&train.images[sample * perSample], perSample,
+                    x + row * perSample);
+        y[row] = train.labels[sample];
+      }
+      float stepLoss;
+      if (api.trainStep(session, &input.tensor, 1, &label.tensor, &stepLoss) !=
+          TRAINC_OK)
+        return reportApiError(api, "training step");
+      loss = stepLoss;
+      samples += batch;
+      progress.update(epoch, step + 1, stepsPerEpoch, loss, samples);
+    }
+    auto correct = accuracy(api, session, test, input, logits);
+    if (!correct) {
+      spdlog::error("{}", llvm::toString(correct.takeError()));
+      return 1;
+    }
+    std::printf("epoch %d: loss %.4f, test accuracy %.2f%% (%lld images)\n",
+                epoch, loss, 100.0 * *correct, static_cast<long long>(test.count));
+    std::fflush(stdout);
+    position.epoch = epoch;
+    if (!options.checkpoint.empty()) {
+      // The generator as it is now: the next epoch's shuffle starts here.
+      std::ostringstream next;
+      next << generator;
+      Position saved{epoch, next.str()};
+      std::string extra = saved.save();
+      if (api.saveCheckpoint(session, options.checkpoint.c_str(), extra.data(),
+                             extra.size()) != TRAINC_OK)
+        return reportApiError(api, "--checkpoint");
+    }
+  }
+  return 0;
+}
+
+int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
+                      const nlohmann::json &manifest,
+                      const TrainCommandOptions &options) {
+  auto inputs = argumentsWithRole(manifest, "train_step", "input");
+  auto labels = argumentsWithRole(manifest, "train_step", "labels");
+  std::map<std::string, HostArray> feeds;
+  for (const std::string &feed : options.feeds) {
+    size_t equal = feed.find('=');
+    if (equal == std::string::npos) {
+      spdlog::error("--feed expects NAME=FILE, got '{}'", feed);
+      return 1;
+    }
+    auto array = loadArray(feed.substr(equal + 1));
+    if (!array) {
+      spdlog::error("--feed {}: {}", feed.substr(0, equal),
+                    llvm::toString(array.takeError()));
+      return 1;
+    }
+    feeds[feed.substr(0, equal)] = std::move(*array);
+  }
+  auto toTensor = [&](const HostArray &array, const Argument &argument,
+                      trainc_tensor &tensor) -> bool {
+    static const std::map<std::string, trainc_dtype> dtypes = {
+        {"f32", TRAINC_FLOAT32}, {"f64", TRAINC_FLOAT64}, {"i64", TRAINC_INT64},
+        {"i32", TRAINC_INT32}};
+    if (array.dtype != argument.dtype) {
+      spdlog::error("'{}' is {}, the model wants {}", argument.name, array.dtype,
+                    argument.dtype);
+      return false;
+    }
+    tensor = {dtypes.at(array.dtype), static_cast<int32_t>(array.shape.size()),
+              array.shape.data(), const_cast<char *>(array.bytes.data())};
+    return true;
+  };
+  std::vector<trainc_tensor> inputTensors(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto it = feeds.find(inputs[i].name);
+    if (it == feeds.end()) {
+      spdlog::error("no --feed for input '{}'", inputs[i].name);
+      return 1;
+    }
+    if (!toTensor(it->second, inputs[i], inputTensors[i]))
+      return 1;
+  }
+  std::optional<HostArray> labelArray;
+  trainc_tensor labelTensor{};
+  if (!labels.empty()) {
+    if (options.labels.empty()) {
+      spdlog::error("the model needs --labels");
+      return 1;
+    }
+    auto array = loadArray(options.labels);
+    if (!array) {
+      spdlog::error("--labels: {}", llvm::toString(array.takeError()));
+      return 1;
+    }
+    labelArray = std::move(*array);
+    if (!toTensor(*labelArray, labels[0], labelTensor))
+      return 1;
+  }
+  for (int64_t step = 1; step <= options.steps; ++step) {
+    float loss;
+    if (api.trainStep(session, inputTensors.data(), inputTensors.size(),
+                      labels.empty() ? nullptr : &labelTensor, &loss) != TRAINC_OK)
+      return reportApiError(api, "training step");
+    std::printf("step %lld: loss %.9g\n", static_cast<long long>(step), loss);
+  }
+  std::fflush(stdout);
+  if (!options.checkpoint.empty()) {
+    if (api.saveCheckpoint(session, options.checkpoint.c_str(), nullptr, 0) !=
+        TRAINC_OK)
+      return reportApiError(api, "--checkpoint");
+  }
+  return 0;
+}
+
+} // namespace
+
+int runTrainCommand(const TrainCommandOptions &options) {
+  bool fixed = !options.feeds.empty();
+  if (fixed == !options.data.empty()) {
+    spdlog::error("give either --data (train on a dataset) or --feed with "
+                  "--steps (a fixed batch)");
+    return 1;
+  }
+  if (fixed && options.steps <= 0) {
+    spdlog::error("--feed needs --steps");
+    return 1;
+  }
+  std::string library = options.model;
+  std::string scratch;
+  if (!llvm::StringRef(options.model).ends_with(".so")) {
+    // Compile into a private directory first.
+    llvm::SmallString<128> directory;
+    if (llvm::sys::fs::createUniqueDirectory("trainc", directory)) {
+      spdlog::error("cannot create a temporary directory");
+      return 1;
+    }
+    scratch = std::string(directory);
+    CompileCommandOptions compile = options.compile;
+    compile.model.model = options.model;
+    if (!fixed) {
+      compile.model.batch = options.batchSize;
+    } else {
+      // The fixed batch decides the batch size the model is compiled for.
+      std::string first = options.feeds.front();
+      auto array = loadArray(first.substr(first.find('=') + 1));
+      if (array && !array->shape.empty())
+        compile.model.batch = array->shape.front();
+    }
+    compile.emit = "so";
+    compile.output = scratch + "/libmodel.so";
+    if (int status = runCompileCommand(compile)) {
+      llvm::sys::fs::remove_directories(scratch);
+      return status;
+    }
+    library = compile.output;
+  }
+  auto api = loadModelLibrary(library);
+  if (!scratch.empty())
+    llvm::sys::fs::remove_directories(scratch); // the loaded .so stays mapped
+  if (!api) {
+    spdlog::error("{}", llvm::toString(api.takeError()));
+    return 1;
+  }
+  nlohmann::json manifest = nlohmann::json::parse((*api)->manifest());
+  trainc_session_options sessionOptions{options.threads,
+                                        static_cast<uint64_t>(options.seed),
+                                        nullptr};
+  trainc_session *session = nullptr;
+  if ((*api)->open(&sessionOptions, &session) != TRAINC_OK)
+    return reportApiError(**api, "opening the session");
+  int status = fixed ? trainOnFixedBatch(**api, session, manifest, options)
+                     : trainOnDataset(**api, session, manifest, options);
+  if (status == 0 && !options.save.empty())
+    status = exportTrainedModel(**api, session, options);
+  (*api)->close(session);
+  return status;
+}
+
+} // namespace trainc::cli
