@@ -5,8 +5,11 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${TRAINC_BUILD_DIR:-$root/build}"
 
-"$root/scripts/build.sh" trainc-graph-doc trainc-graph-pass-doc
+"$root/scripts/build.sh" trainc-graph-doc trainc-graph-pass-doc trainc-kernel-doc \
+  trainc-kernel-pass-doc
 mkdir -p "$root/docs/dialects" "$root/docs/passes"
 cp "$build/dialects/graph/graph.md" "$root/docs/dialects/graph.md"
 cp "$build/dialects/graph/Transforms/passes.md" "$root/docs/passes/graph.md"
-echo "updated docs/dialects/graph.md and docs/passes/graph.md"
+cp "$build/dialects/kernel/kernel.md" "$root/docs/dialects/kernel.md"
+cp "$build/dialects/kernel/Transforms/passes.md" "$root/docs/passes/kernel.md"
+echo "updated docs/dialects/*.md and docs/passes/*.md"
