@@ -1,0 +1,42 @@
+//===- DispatchRegistryTests.cpp - compiler and runtime agree on kernels --===//
+//
+// Every (kernel, backend) the dispatch registry can choose must exist in
+// the runtime's kernel table, and the reference backend must cover every
+// graph op, or a compiled model would fail at its first launch.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/graph/GraphOps.h"
+#include "dialects/kernel/BackendRegistry.h"
+#include "lib/Runtime/Launch.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <catch2/catch.hpp>
+
+TEST_CASE("every backend rule has a runtime kernel", "[dispatch]") {
+  for (const trainc::kernel::BackendRule &rule :
+       trainc::kernel::backendRules()) {
+    if (rule.kernel == "*")
+      continue;
+    INFO(rule.kernel.str() << " on " << rule.backend.str());
+    CHECK(trainc::rt::findKernel(rule.kernel.str(), rule.backend.str()));
+  }
+}
+
+TEST_CASE("the reference backend runs every graph op and runtime.copy",
+          "[dispatch]") {
+  mlir::MLIRContext context;
+  context.loadDialect<trainc::graph::GraphDialect>();
+  int ops = 0;
+  for (mlir::RegisteredOperationName name : context.getRegisteredOperations()) {
+    llvm::StringRef op = name.getStringRef();
+    // Dropout never reaches the runtime: autodiff turns it into random_mask.
+    if (!op.starts_with("graph.") || op == "graph.dropout")
+      continue;
+    ++ops;
+    INFO(op.str());
+    CHECK(trainc::rt::findKernel(op.str(), "reference"));
+  }
+  CHECK(ops > 60);
+  CHECK(trainc::rt::findKernel("runtime.copy", "reference"));
+}
