@@ -179,6 +179,16 @@ LogicalResult importGather(NodeImporter &n) {
   return success();
 }
 
+/// The shape of input `i`, whether its value is known or only its type.
+FailureOr<SmallVector<int64_t>> shapeOf(NodeImporter &n, unsigned i) {
+  if (const KnownTensor *value = n.known(i))
+    return value->shape;
+  auto type = n.inputType(i);
+  if (failed(type))
+    return failure();
+  return SmallVector<int64_t>(type->getShape().begin(), type->getShape().end());
+}
+
 /// Axes of Unsqueeze / Squeeze: an input from opset 13, an attribute before.
 FailureOr<SmallVector<int64_t>> squeezeAxes(NodeImporter &n) {
   if (n.opset() >= 13) {
@@ -194,15 +204,10 @@ LogicalResult importUnsqueeze(NodeImporter &n) {
   if (failed(axes))
     return failure();
   const KnownTensor *value = n.known(0);
-  SmallVector<int64_t> inputShape;
-  if (value) {
-    inputShape = value->shape;
-  } else {
-    auto type = n.inputType(0);
-    if (failed(type))
-      return failure();
-    inputShape.assign(type->getShape().begin(), type->getShape().end());
-  }
+  auto knownShape = shapeOf(n, 0);
+  if (failed(knownShape))
+    return failure();
+  SmallVector<int64_t> inputShape = *knownShape;
   int64_t rank = inputShape.size() + axes->size();
   SmallVector<bool> inserted(rank, false);
   for (int64_t axis : *axes) {
@@ -230,15 +235,10 @@ LogicalResult importSqueeze(NodeImporter &n) {
   if (failed(axes))
     return failure();
   const KnownTensor *value = n.known(0);
-  SmallVector<int64_t> inputShape;
-  if (value) {
-    inputShape = value->shape;
-  } else {
-    auto type = n.inputType(0);
-    if (failed(type))
-      return failure();
-    inputShape.assign(type->getShape().begin(), type->getShape().end());
-  }
+  auto knownShape = shapeOf(n, 0);
+  if (failed(knownShape))
+    return failure();
+  SmallVector<int64_t> inputShape = *knownShape;
   int64_t rank = inputShape.size();
   SmallVector<bool> removed(rank, false);
   if (axes->empty()) {
