@@ -180,6 +180,10 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
                                               const WeightStore &weights,
                                               const CodegenOptions &options,
                                               const std::string &soPath) {
+  llvm::StringRef directory = llvm::sys::path::parent_path(soPath);
+  if (!directory.empty() && !llvm::sys::fs::is_directory(directory))
+    return llvm::createStringError("cannot write '" + soPath +
+                                   "': no directory '" + directory.str() + "'");
   auto target = makeTarget(options.cpu);
   if (!target)
     return target.takeError();

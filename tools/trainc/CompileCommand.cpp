@@ -7,6 +7,7 @@
 #include "tools/trainc/Commands.h"
 
 #include "dialects/kernel/KernelOps.h"
+#include "dialects/kernel/Transforms/Passes.h"
 #include "trainc/Codegen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -136,10 +137,12 @@ static std::string modelHash(const CompileCommandOptions &options) {
 
 /// --stats: what the memory plan and dispatch decided.
 static void printStats(mlir::ModuleOp module, const ImportedModel &imported) {
-  size_t persistent = 0;
+  size_t weights = 0;
   for (const auto &[name, weight] : imported.weights)
-    persistent += weight.bytes.size();
+    weights += weight.bytes.size();
   std::map<std::string, std::map<std::string, int>> backends;
+  // Persistent storage: every argument of the step the session owns.
+  std::map<std::string, int64_t> persistent;
   llvm::outs() << "trainc compile --stats\n";
   for (auto function : module.getOps<mlir::func::FuncOp>()) {
     auto arena =
@@ -149,8 +152,25 @@ static void printStats(mlir::ModuleOp module, const ImportedModel &imported) {
     function.walk([&](kernel::LaunchOp launch) {
       ++backends[launch.getKernel().str()][launch.getBackend().str()];
     });
+    for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+      auto role = function.getArgAttrOfType<mlir::StringAttr>(i, "graph.role");
+      auto name = function.getArgAttrOfType<mlir::StringAttr>(i, "graph.name");
+      if (!role || !name)
+        continue;
+      llvm::StringRef r = role.getValue();
+      if (r == "input" || r == "labels" || r == "output" || r == "loss")
+        continue;
+      persistent[name.str()] = kernel::bufferBytes(
+          llvm::cast<mlir::MemRefType>(function.getArgumentTypes()[i]));
+    }
   }
-  llvm::outs() << "  initial weights: " << persistent << " bytes\n"
+  int64_t persistentBytes = 0;
+  for (const auto &[name, bytes] : persistent)
+    persistentBytes += bytes;
+  llvm::outs() << "  persistent (parameters, state, optimizer state): "
+               << persistentBytes << " bytes in " << persistent.size()
+               << " tensors\n"
+               << "  initial weights: " << weights << " bytes\n"
                << "  kernels (backend: launches):\n";
   for (const auto &[kernelName, counts] : backends) {
     llvm::outs() << "    " << kernelName << ":";
