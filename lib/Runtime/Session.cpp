@@ -21,8 +21,6 @@
 #include <set>
 #include <sstream>
 
-extern "C" void openblas_set_num_threads(int);
-
 namespace trainc::rt {
 
 static thread_local std::string lastError;
@@ -174,8 +172,9 @@ static trainc_status openSession(const trainc_session_options *options,
   }
   int threads = options && options->num_threads > 0 ? options->num_threads
                                                     : omp_get_num_procs();
+  // One thread pool per process: GNU OpenMP's. OpenBLAS stays at one thread
+  // (the kernels call it from OpenMP loops; see kernels/Blas.h).
   omp_set_num_threads(threads);
-  openblas_set_num_threads(threads);
   return TRAINC_OK;
 }
 
