@@ -28,20 +28,10 @@ void forEachConvOutput(const ConvShape &conv, int64_t n, int64_t m, Body body) {
 
 bool convBackwardInputKernel(const Launch &launch, void *const *inputs,
                              void *const *outputs, std::string &error) {
-  if (!checkArity(launch, 2, 2, 1, 1, error))
-    return false;
-  Attributes attributes(launch);
-  Shape inputShape = attributes.integers("input_shape");
-  if (!attributes.ok(error))
-    return false;
-  const OperandInfo &gradOutput = launch.inputs[0], &weight = launch.inputs[1];
   ConvShape conv;
-  if (!makeConvShape(launch, inputShape, weight.shape, conv, error) ||
-      !checkShape(launch, gradOutput, conv.outputShape, "grad_output", error) ||
-      !checkOutput(launch, 0, gradOutput.dtype, inputShape, error))
+  if (!checkConvBackwardInput(launch, conv, error))
     return false;
-  if (weight.dtype != gradOutput.dtype)
-    return fail(launch, error, "operands have different element types");
+  const OperandInfo &gradOutput = launch.inputs[0];
   return withFloat(launch, gradOutput.dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *dy = static_cast<const T *>(inputs[0]);
@@ -77,20 +67,10 @@ bool convBackwardInputKernel(const Launch &launch, void *const *inputs,
 
 bool convBackwardWeightKernel(const Launch &launch, void *const *inputs,
                               void *const *outputs, std::string &error) {
-  if (!checkArity(launch, 2, 2, 1, 1, error))
-    return false;
-  Attributes attributes(launch);
-  Shape weightShape = attributes.integers("weight_shape");
-  if (!attributes.ok(error))
-    return false;
-  const OperandInfo &gradOutput = launch.inputs[0], &input = launch.inputs[1];
   ConvShape conv;
-  if (!makeConvShape(launch, input.shape, weightShape, conv, error) ||
-      !checkShape(launch, gradOutput, conv.outputShape, "grad_output", error) ||
-      !checkOutput(launch, 0, gradOutput.dtype, weightShape, error))
+  if (!checkConvBackwardWeight(launch, conv, error))
     return false;
-  if (input.dtype != gradOutput.dtype)
-    return fail(launch, error, "operands have different element types");
+  const OperandInfo &gradOutput = launch.inputs[0];
   return withFloat(launch, gradOutput.dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *dy = static_cast<const T *>(inputs[0]);

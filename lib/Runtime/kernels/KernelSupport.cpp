@@ -533,4 +533,38 @@ bool makeGatherShape(const Launch &launch, const Shape &dataShape,
   return true;
 }
 
+/// The shared part of both conv gradients: `shapeName` is the attribute
+/// holding the result's shape; the result is the forward input (else the
+/// weight) when `resultIsInput`.
+static bool checkConvBackward(const Launch &launch, const char *shapeName,
+                              bool resultIsInput, ConvShape &conv,
+                              std::string &error) {
+  if (!checkArity(launch, 2, 2, 1, 1, error))
+    return false;
+  Attributes attributes(launch);
+  Shape resultShape = attributes.integers(shapeName);
+  if (!attributes.ok(error))
+    return false;
+  const OperandInfo &gradOutput = launch.inputs[0], &other = launch.inputs[1];
+  const Shape &inputShape = resultIsInput ? resultShape : other.shape;
+  const Shape &weightShape = resultIsInput ? other.shape : resultShape;
+  if (!makeConvShape(launch, inputShape, weightShape, conv, error) ||
+      !checkShape(launch, gradOutput, conv.outputShape, "grad_output", error) ||
+      !checkOutput(launch, 0, gradOutput.dtype, resultShape, error))
+    return false;
+  if (other.dtype != gradOutput.dtype)
+    return fail(launch, error, "operands have different element types");
+  return true;
+}
+
+bool checkConvBackwardInput(const Launch &launch, ConvShape &conv,
+                            std::string &error) {
+  return checkConvBackward(launch, "input_shape", true, conv, error);
+}
+
+bool checkConvBackwardWeight(const Launch &launch, ConvShape &conv,
+                             std::string &error) {
+  return checkConvBackward(launch, "weight_shape", false, conv, error);
+}
+
 } // namespace trainc::rt

@@ -457,6 +457,14 @@ struct ConvShape {
 bool makeConvShape(const Launch &launch, const Shape &inputShape,
                    const Shape &weightShape, ConvShape &conv,
                    std::string &error);
+/// Reads and checks a conv_backward_input launch (grad_output, weight;
+/// `input_shape`) or a conv_backward_weight launch (grad_output, input;
+/// `weight_shape`): arity, shapes against the forward conv, the result,
+/// equal element types. Shared by every backend.
+bool checkConvBackwardInput(const Launch &launch, ConvShape &conv,
+                            std::string &error);
+bool checkConvBackwardWeight(const Launch &launch, ConvShape &conv,
+                             std::string &error);
 
 //===----------------------------------------------------------------------===//
 // Matrix products (reference and OpenBLAS kernels)

@@ -128,15 +128,16 @@ bool isPointwise(const Window &w) {
   return true;
 }
 
-/// Reads and checks what every conv kernel needs; `x` is the forward
-/// input's shape, `w` the weight's.
-bool convSetup(const Launch &launch, const Shape &x, const Shape &w,
-               ConvShape &conv, std::string &error) {
-  if (!makeConvShape(launch, x, w, conv, error))
-    return false;
+static bool sameElementTypes(const Launch &launch, std::string &error) {
   for (const OperandInfo &operand : launch.inputs)
     if (operand.dtype != launch.inputs[0].dtype)
       return fail(launch, error, "operands have different element types");
+  return true;
+}
+
+/// Checks that the GEMMs of a conv fit BLAS's int sizes.
+bool prepareGemms(const Launch &launch, const ConvShape &conv,
+                  std::string &error) {
   const Window &win = conv.window;
   return blas::prepare(launch,
                        {conv.groupOutputs, conv.groupChannels * win.kernelSize,
@@ -150,7 +151,9 @@ bool convKernel(const Launch &launch, void *const *inputs, void *const *outputs,
     return false;
   const OperandInfo &input = launch.inputs[0];
   ConvShape conv;
-  if (!convSetup(launch, input.shape, launch.inputs[1].shape, conv, error))
+  if (!makeConvShape(launch, input.shape, launch.inputs[1].shape, conv,
+                     error) ||
+      !sameElementTypes(launch, error) || !prepareGemms(launch, conv, error))
     return false;
   bool hasBias = launch.inputs.size() == 3;
   if ((hasBias && !checkShape(launch, launch.inputs[2], {conv.outChannels},
@@ -210,18 +213,11 @@ bool convKernel(const Launch &launch, void *const *inputs, void *const *outputs,
 
 bool convBackwardInputKernel(const Launch &launch, void *const *inputs,
                              void *const *outputs, std::string &error) {
-  if (!checkArity(launch, 2, 2, 1, 1, error))
-    return false;
-  Attributes attributes(launch);
-  Shape inputShape = attributes.integers("input_shape");
-  if (!attributes.ok(error))
+  ConvShape conv;
+  if (!checkConvBackwardInput(launch, conv, error) ||
+      !prepareGemms(launch, conv, error))
     return false;
   const OperandInfo &gradOutput = launch.inputs[0];
-  ConvShape conv;
-  if (!convSetup(launch, inputShape, launch.inputs[1].shape, conv, error) ||
-      !checkShape(launch, gradOutput, conv.outputShape, "grad_output", error) ||
-      !checkOutput(launch, 0, gradOutput.dtype, inputShape, error))
-    return false;
   return withFloat(launch, gradOutput.dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *dy = static_cast<const T *>(inputs[0]);
@@ -272,18 +268,12 @@ bool convBackwardInputKernel(const Launch &launch, void *const *inputs,
 
 bool convBackwardWeightKernel(const Launch &launch, void *const *inputs,
                               void *const *outputs, std::string &error) {
-  if (!checkArity(launch, 2, 2, 1, 1, error))
-    return false;
-  Attributes attributes(launch);
-  Shape weightShape = attributes.integers("weight_shape");
-  if (!attributes.ok(error))
-    return false;
-  const OperandInfo &gradOutput = launch.inputs[0], &input = launch.inputs[1];
   ConvShape conv;
-  if (!convSetup(launch, input.shape, weightShape, conv, error) ||
-      !checkShape(launch, gradOutput, conv.outputShape, "grad_output", error) ||
-      !checkOutput(launch, 0, gradOutput.dtype, weightShape, error))
+  if (!checkConvBackwardWeight(launch, conv, error) ||
+      !prepareGemms(launch, conv, error))
     return false;
+  const OperandInfo &gradOutput = launch.inputs[0];
+  const Shape &weightShape = conv.weightShape;
   return withFloat(launch, gradOutput.dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *dy = static_cast<const T *>(inputs[0]);
