@@ -1,6 +1,8 @@
 //===- TrainingPipeline.cpp - named pass pipelines ------------------------===//
 #include "pipelines/TrainingPipeline.h"
 
+#include "lib/Conversion/Passes.h"
+
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -22,6 +24,7 @@ void buildKernelPipeline(mlir::OpPassManager &pm,
   kernel::DispatchPassOptions dispatch;
   dispatch.overrides = llvm::to_vector(dispatchOverrides);
   pm.addPass(kernel::createDispatchPass(dispatch));
+  pm.addPass(conversion::createKernelToLoopPass());
   pm.addPass(kernel::createPlanMemoryPass());
 }
 

@@ -31,6 +31,11 @@ LogicalResult LaunchOp::verify() {
   for (Value buffer : getOperands())
     if (!cast<MemRefType>(buffer.getType()).getLayout().isIdentity())
       return emitOpError("buffers must have the identity layout");
+  if (getCallee() && getBackend() != "generated")
+    return emitOpError("only a launch of the generated backend calls a "
+                       "loop kernel");
+  if (!getScratch().empty() && !getCallee())
+    return emitOpError("scratch buffers need a generated kernel");
   return success();
 }
 

@@ -57,15 +57,32 @@ def Kernel_LaunchOp : Kernel_Op<"launch", [AttrSizedOperandSegments]> {
     `kernel` is the graph op this call computes (e.g. "graph.conv") or a
     runtime utility ("runtime.copy"); `options` are that op's attributes;
     `backend` is empty until --trainc-dispatch chooses one.
+
+    A launch of the `generated` backend names the `loop.kernel` function
+    that computes it (`callee`, set by --trainc-kernel-to-loop), which takes
+    the inputs, the outputs and then the `scratch` buffers: intermediates
+    the kernel needs besides its outputs (e.g. softmax's row maxima), placed
+    in the arena like any other buffer.
   }];
   let arguments = (ins Variadic<AnyStaticShapeMemRef>:$inputs,
                        Variadic<AnyStaticShapeMemRef>:$outputs,
+                       Variadic<AnyStaticShapeMemRef>:$scratch,
                        StrAttr:$kernel, DictionaryAttr:$options,
-                       DefaultValuedAttr<StrAttr, "\"\"">:$backend);
+                       DefaultValuedAttr<StrAttr, "\"\"">:$backend,
+                       OptionalAttr<FlatSymbolRefAttr>:$callee);
   let assemblyFormat = [{
-    $kernel `(` $inputs `)` `->` `(` $outputs `)` attr-dict
+    $kernel `(` $inputs `)` `->` `(` $outputs `)`
+    (`scratch` `(` $scratch^ `:` type($scratch) `)`)? attr-dict
     `:` functional-type($inputs, $outputs)
   }];
+  let builders = [
+    OpBuilder<(ins "mlir::ValueRange":$inputs, "mlir::ValueRange":$outputs,
+                   "llvm::StringRef":$kernel,
+                   "mlir::DictionaryAttr":$options), [{
+      build($_builder, $_state, inputs, outputs, mlir::ValueRange{}, kernel,
+            options, "", nullptr);
+    }]>,
+  ];
   let hasVerifier = 1;
 }
 

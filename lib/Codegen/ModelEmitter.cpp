@@ -4,11 +4,14 @@
 //
 //   i32 trainc_model_NAME(ptr state, ptr arguments, ptr arena)
 //
-// a straight sequence of trainc_rt_launch calls: argument buffers are
-// loaded from `arguments`, intermediates are `arena + offset` (from the
-// memory plan), constants are globals. A launch that fails returns its
-// status at once. Weights go in as one raw byte array, never as IR
-// constants.
+// a straight sequence of kernel calls: argument buffers are loaded from
+// `arguments`, intermediates are `arena + offset` (from the memory plan),
+// constants are globals. A library or reference kernel is a
+// trainc_rt_launch call, and a launch that fails returns its status at
+// once; a generated kernel is a call of each of its nest functions
+// (lowered separately, see LoopToLLVM.h), through trainc_rt_parallel_for
+// when the nest is split across threads. Weights go in as one raw byte
+// array, never as IR constants.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Codegen/ModelEmitter.h"
@@ -17,6 +20,7 @@
 #include "dialects/graph/GraphOps.h"
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/kernel/Transforms/Passes.h"
+#include "dialects/loop/LoopOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -57,20 +61,27 @@ llvm::Expected<std::string> constantBytes(ElementsAttr value) {
 }
 
 struct Emitter {
+  ModuleOp lowered;
   llvm::LLVMContext &context;
   llvm::Module &module;
   llvm::IRBuilder<> builder;
   llvm::PointerType *ptr;
-  llvm::FunctionCallee launch;
+  llvm::FunctionCallee launch, parallelFor;
+  /// Per nest function, its trainc_rt_parallel_for task.
+  llvm::StringMap<llvm::Function *> tasks;
   unsigned globals = 0;
 
-  Emitter(llvm::LLVMContext &context, llvm::Module &module)
-      : context(context), module(module), builder(context),
+  Emitter(ModuleOp lowered, llvm::LLVMContext &context, llvm::Module &module)
+      : lowered(lowered), context(context), module(module), builder(context),
         ptr(llvm::PointerType::getUnqual(context)) {
     launch = module.getOrInsertFunction(
         "trainc_rt_launch",
         llvm::FunctionType::get(builder.getInt32Ty(), {ptr, ptr, ptr, ptr},
                                 false));
+    parallelFor = module.getOrInsertFunction(
+        "trainc_rt_parallel_for",
+        llvm::FunctionType::get(builder.getVoidTy(),
+                                {ptr, ptr, builder.getInt64Ty()}, false));
   }
 
   llvm::GlobalVariable *bytesGlobal(llvm::StringRef bytes, llvm::StringRef name,
@@ -102,15 +113,18 @@ struct Emitter {
     builder.SetInsertPoint(entry);
 
     // Operand arrays big enough for every launch, reused.
-    size_t maxInputs = 1, maxOutputs = 1;
+    size_t maxInputs = 1, maxOutputs = 1, maxBuffers = 1;
     function.walk([&](kernel::LaunchOp op) {
       maxInputs = std::max(maxInputs, op.getInputs().size());
       maxOutputs = std::max(maxOutputs, op.getOutputs().size());
+      maxBuffers = std::max<size_t>(maxBuffers, op->getNumOperands());
     });
     llvm::Value *inputs = builder.CreateAlloca(
         llvm::ArrayType::get(ptr, maxInputs), nullptr, "inputs");
     llvm::Value *outputs = builder.CreateAlloca(
         llvm::ArrayType::get(ptr, maxOutputs), nullptr, "outputs");
+    llvm::Value *buffers = builder.CreateAlloca(
+        llvm::ArrayType::get(ptr, maxBuffers), nullptr, "buffers");
 
     llvm::DenseMap<Value, llvm::Value *> pointers;
     for (BlockArgument argument : function.getArguments()) {
@@ -132,8 +146,11 @@ struct Emitter {
         pointers[constant] =
             bytesGlobal(*bytes, "constant." + std::to_string(globals++), false);
       } else if (auto launchOp = dyn_cast<kernel::LaunchOp>(op)) {
-        if (auto error = emitLaunch(launchOp, pointers, state, inputs, outputs,
-                                    llvmFunction))
+        if (auto error =
+                launchOp.getCallee()
+                    ? emitGeneratedLaunch(launchOp, pointers, buffers)
+                    : emitLaunch(launchOp, pointers, state, inputs, outputs,
+                                 llvmFunction))
           return error;
       } else if (!isa<func::ReturnOp>(op)) {
         return llvm::createStringError("cannot emit " +
@@ -141,6 +158,74 @@ struct Emitter {
       }
     }
     builder.CreateRet(builder.getInt32(0));
+    return llvm::Error::success();
+  }
+
+  /// `void NAME(i64 begin, i64 end, ptr buffer...)`, defined by the
+  /// lowered loop kernels.
+  llvm::Function *nestFunction(StringRef name, unsigned numBuffers) {
+    SmallVector<llvm::Type *> parameters = {builder.getInt64Ty(),
+                                            builder.getInt64Ty()};
+    parameters.append(numBuffers, ptr);
+    auto *type = llvm::FunctionType::get(builder.getVoidTy(), parameters, false);
+    return llvm::cast<llvm::Function>(
+        module.getOrInsertFunction(name, type).getCallee());
+  }
+
+  /// `void NAME.task(ptr buffers, i64 begin, i64 end)`: the nest function
+  /// with its buffers read from the array `trainc_rt_parallel_for` passes.
+  llvm::Function *taskFor(llvm::Function *nest, unsigned numBuffers) {
+    llvm::Function *&task = tasks[nest->getName()];
+    if (task)
+      return task;
+    auto *type = llvm::FunctionType::get(
+        builder.getVoidTy(), {ptr, builder.getInt64Ty(), builder.getInt64Ty()},
+        false);
+    task = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage,
+                                  nest->getName() + ".task", module);
+    llvm::IRBuilderBase::InsertPointGuard guard(builder);
+    builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", task));
+    SmallVector<llvm::Value *> arguments = {task->getArg(1), task->getArg(2)};
+    for (unsigned i = 0; i < numBuffers; ++i)
+      arguments.push_back(builder.CreateLoad(
+          ptr, builder.CreateConstGEP1_64(ptr, task->getArg(0), i)));
+    builder.CreateCall(nest, arguments);
+    builder.CreateRetVoid();
+    return task;
+  }
+
+  /// A generated kernel: each of its nests in order, split across threads
+  /// when its schedule says so. Generated code cannot fail at run time.
+  llvm::Error emitGeneratedLaunch(kernel::LaunchOp op,
+                                  llvm::DenseMap<Value, llvm::Value *> &pointers,
+                                  llvm::Value *buffers) {
+    auto kernelFunction = lowered.lookupSymbol<func::FuncOp>(*op.getCallee());
+    if (!kernelFunction || !kernelFunction->hasAttr(loop::kKernelAttrName))
+      return llvm::createStringError("a launch of " + op.getKernel().str() +
+                                     " calls " + op.getCallee()->str() +
+                                     ", which is not a loop kernel");
+    unsigned numBuffers = op->getNumOperands();
+    SmallVector<llvm::Value *> arguments(2, nullptr);
+    for (auto [i, buffer] : llvm::enumerate(op->getOperands())) {
+      arguments.push_back(pointers.lookup(buffer));
+      builder.CreateStore(arguments.back(),
+                          builder.CreateConstGEP1_64(ptr, buffers, i));
+    }
+    unsigned index = 0;
+    for (loop::NestOp nest : kernelFunction.getBody().getOps<loop::NestOp>()) {
+      llvm::Function *function = nestFunction(
+          loop::nestFunctionName(kernelFunction.getSymName(), index++),
+          numBuffers);
+      int64_t blocks = nest.getNumBlocks();
+      if (blocks == 1) {
+        arguments[0] = builder.getInt64(0);
+        arguments[1] = builder.getInt64(1);
+        builder.CreateCall(function, arguments);
+      } else {
+        builder.CreateCall(parallelFor, {taskFor(function, numBuffers), buffers,
+                                         builder.getInt64(blocks)});
+      }
+    }
     return llvm::Error::success();
   }
 
@@ -183,13 +268,15 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
                 const std::string &manifestBase, llvm::LLVMContext &context,
                 std::string &manifestJson) {
   auto module = std::make_unique<llvm::Module>("trainc_model", context);
-  Emitter emitter(context, *module);
+  Emitter emitter(lowered, context, *module);
   nlohmann::json manifest = nlohmann::json::parse(manifestBase);
   nlohmann::json functions = nlohmann::json::object();
   nlohmann::json backends = nlohmann::json::object();
   std::set<std::string> persistentNames;
 
   for (auto function : lowered.getOps<func::FuncOp>()) {
+    if (function->hasAttr(loop::kKernelAttrName))
+      continue; // lowered on their own (LoopToLLVM.h)
     if (auto error = emitter.emitFunction(function))
       return std::move(error);
     nlohmann::json arguments = nlohmann::json::array();

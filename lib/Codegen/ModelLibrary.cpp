@@ -1,6 +1,9 @@
 //===- ModelLibrary.cpp - object code and the linked .so ------------------===//
 //
-// LLVM IR -> object with the target's TargetMachine (position independent),
+// The model's LLVM IR (ModelEmitter) and its generated kernels (the loop
+// dialect's lowering) are linked into one module and optimized at O3 for
+// the target, then become an object with the target's TargetMachine
+// (position independent),
 // then the C++ driver links it with the runtime archive into a shared
 // object that exports only the C API (a version script) and has no
 // undefined symbols (-z defs). Both steps write temporaries that are
@@ -11,7 +14,13 @@
 
 #include "lib/Codegen/ModelEmitter.h"
 
+#include "dialects/loop/LoopOps.h"
+#include "dialects/loop/Transforms/LoopToLLVM.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -104,6 +113,44 @@ llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
   passes.run(module);
   stream.flush();
   return llvm::Error::success();
+}
+
+/// Lowers the module's loop kernels and links them into `model`.
+llvm::Error linkLoopKernels(mlir::ModuleOp lowered, llvm::Module &model,
+                            llvm::TargetMachine &machine) {
+  auto kernels = mlir::ModuleOp::create(lowered.getLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> owner(kernels);
+  for (auto function : lowered.getOps<mlir::func::FuncOp>())
+    if (function->hasAttr(loop::kKernelAttrName))
+      kernels.push_back(function.clone());
+  if (kernels.getBody()->empty())
+    return llvm::Error::success();
+  auto translated = loop::translateLoopKernels(kernels, model.getContext());
+  if (!translated)
+    return translated.takeError();
+  for (llvm::Module *module : {&model, translated->get()}) {
+    module->setDataLayout(machine.createDataLayout());
+    module->setTargetTriple(machine.getTargetTriple());
+  }
+  if (llvm::Linker::linkModules(model, std::move(*translated)))
+    return llvm::createStringError("linking the generated kernels failed");
+  return llvm::Error::success();
+}
+
+/// LLVM's O3 pipeline for the target (vectorizer cost models included).
+void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+      .run(module, modules);
 }
 
 /// Exports the C API and nothing else.
@@ -204,6 +251,11 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
                                          library.manifestJson);
   if (!module)
     return module.takeError();
+  if (auto error = linkLoopKernels(lowered, **module, *target->machine))
+    return std::move(error);
+  (*module)->setDataLayout(target->machine->createDataLayout());
+  (*module)->setTargetTriple(target->machine->getTargetTriple());
+  optimize(**module, *target->machine);
 
   std::string object = soPath + ".tmp." + std::to_string(::getpid()) + ".o";
   std::string temporary = soPath + ".tmp." + std::to_string(::getpid());

@@ -21,6 +21,12 @@ int32_t trainc_model_eval(void *state, void *const *arguments, void *arena);
 /// Called by generated code once per kernel; see Launch.h.
 int32_t trainc_rt_launch(void *state, const char *descriptor,
                          void *const *inputs, void *const *outputs);
+
+/// Runs blocks [0, blocks) of a generated loop nest on the session's
+/// threads: `task(context, begin, end)` once per contiguous run of blocks.
+typedef void (*trainc_rt_task)(void *context, int64_t begin, int64_t end);
+void trainc_rt_parallel_for(trainc_rt_task task, void *context,
+                            int64_t blocks);
 }
 
 #endif

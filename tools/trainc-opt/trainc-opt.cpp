@@ -8,6 +8,9 @@
 #include "dialects/graph/GraphOps.h"
 #include "dialects/graph/Transforms/Passes.h"
 #include "dialects/kernel/Transforms/Passes.h"
+#include "dialects/loop/Transforms/LoopToLLVM.h"
+#include "dialects/loop/Transforms/Passes.h"
+#include "lib/Conversion/Passes.h"
 #include "pipelines/TrainingPipeline.h"
 
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
@@ -23,12 +26,20 @@ int main(int argc, char **argv) {
   mlir::registerInlinerPass();
   trainc::graph::registerGraphPasses();
   trainc::kernel::registerKernelPasses();
+  trainc::loop::registerLoopPasses();
+  trainc::conversion::registerConversionPasses();
+  trainc::loop::registerLoopToLLVMPipeline();
   trainc::registerTrainingPipeline();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::func::FuncDialect, trainc::graph::GraphDialect,
-                  trainc::kernel::KernelDialect>();
+                  trainc::kernel::KernelDialect, trainc::loop::LoopDialect,
+                  mlir::arith::ArithDialect, mlir::math::MathDialect,
+                  mlir::memref::MemRefDialect, mlir::linalg::LinalgDialect,
+                  mlir::scf::SCFDialect, mlir::vector::VectorDialect,
+                  mlir::affine::AffineDialect, mlir::ub::UBDialect>();
   mlir::func::registerInlinerExtension(registry);
+  trainc::loop::registerLoopLoweringInterfaces(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "trainc optimizer driver\n", registry));
 }

@@ -171,9 +171,8 @@ struct LowerToKernelPass
         outputs.push_back(buffer);
         buffers[result] = buffer;
       }
-      LaunchOp::create(b, loc, inputs, outputs,
-                       b.getStringAttr(op.getName().getStringRef()),
-                       opAttributes(&op), b.getStringAttr(""));
+      LaunchOp::create(b, loc, inputs, outputs, op.getName().getStringRef(),
+                       opAttributes(&op));
     }
 
     // Results land in their argument buffers.
@@ -183,8 +182,8 @@ struct LowerToKernelPass
       if (buffer == target)
         continue;
       LaunchOp::create(b, returnOp.getLoc(), ValueRange{buffer},
-                       ValueRange{target}, b.getStringAttr("runtime.copy"),
-                       b.getDictionaryAttr({}), b.getStringAttr(""));
+                       ValueRange{target}, "runtime.copy",
+                       b.getDictionaryAttr({}));
     }
     func::ReturnOp::create(b, returnOp.getLoc());
     return function;

@@ -81,6 +81,9 @@ struct PlanMemoryPass
 
   void runOnOperation() override {
     for (func::FuncOp function : getOperation().getOps<func::FuncOp>()) {
+      // Generated kernels (loop nests) work in their callers' buffers.
+      if (function.getBody().getOps<LaunchOp>().empty())
+        continue;
       int64_t size = planFunction(function);
       function->setAttr(kArenaSizeAttrName,
                         IntegerAttr::get(IntegerType::get(&getContext(), 64),

@@ -1,0 +1,147 @@
+//===- LoopOps.cpp - the loop dialect -------------------------------------===//
+#include "dialects/loop/LoopOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace trainc::loop;
+
+#include "dialects/loop/LoopDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/loop/LoopAttrs.cpp.inc"
+
+void LoopDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/loop/LoopAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/loop/LoopOps.cpp.inc"
+      >();
+}
+
+std::string trainc::loop::nestFunctionName(StringRef kernel, unsigned index) {
+  return (kernel + "_nest" + Twine(index)).str();
+}
+
+int64_t NestOp::getNumBlocks() {
+  ScheduleAttr schedule = getSchedule();
+  if (schedule.getParallel() < 0)
+    return 1;
+  int64_t extent = getDomain()[schedule.getParallel()];
+  int64_t tile = schedule.getTile()[schedule.getParallel()];
+  return std::max<int64_t>(1, (extent + tile - 1) / tile);
+}
+
+bool NestOp::isReduction(unsigned dim) {
+  return cast<StringAttr>(getIterators()[dim]).getValue() == "reduction";
+}
+
+LogicalResult NestOp::verify() {
+  ArrayRef<int64_t> domain = getDomain();
+  unsigned rank = domain.size();
+  if (llvm::any_of(domain, [](int64_t extent) { return extent < 0; }))
+    return emitOpError("domain extents must be non-negative");
+  if (getOutputs().empty())
+    return emitOpError("writes no output");
+  if (getIterators().size() != rank)
+    return emitOpError("has ") << getIterators().size()
+                               << " iterators for a domain of rank " << rank;
+  for (Attribute iterator : getIterators()) {
+    StringRef kind = cast<StringAttr>(iterator).getValue();
+    if (kind != "parallel" && kind != "reduction")
+      return emitOpError("unknown iterator '") << kind << "'";
+  }
+
+  // Operands: one projected-permutation map each, sizes from the domain.
+  SmallVector<Value> operands(getInputs());
+  llvm::append_range(operands, getOutputs());
+  if (getIndexingMaps().size() != operands.size())
+    return emitOpError("has ") << getIndexingMaps().size()
+                               << " indexing maps for " << operands.size()
+                               << " operands";
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    AffineMap map = cast<AffineMapAttr>(getIndexingMaps()[i]).getValue();
+    auto type = cast<MemRefType>(operand.getType());
+    if (map.getNumDims() != rank || map.getNumSymbols() != 0 ||
+        !map.isProjectedPermutation())
+      return emitOpError("indexing map ")
+             << i << " must be a projected permutation of " << rank
+             << " dimensions";
+    if (map.getNumResults() != type.getRank())
+      return emitOpError("indexing map ")
+             << i << " has " << map.getNumResults()
+             << " results for a buffer of rank " << type.getRank();
+    if (!type.getLayout().isIdentity())
+      return emitOpError("buffers must have the identity layout");
+    for (auto [axis, expr] : llvm::enumerate(map.getResults())) {
+      unsigned dim = cast<AffineDimExpr>(expr).getPosition();
+      if (type.getDimSize(axis) != domain[dim])
+        return emitOpError("operand ")
+               << i << " has size " << type.getDimSize(axis) << " on axis "
+               << axis << " but domain dimension " << dim << " is "
+               << domain[dim];
+    }
+  }
+
+  // The body: one scalar per operand in, one per output out.
+  Block &body = getBody().front();
+  if (body.getNumArguments() != operands.size())
+    return emitOpError("body takes ") << body.getNumArguments()
+                                      << " arguments for " << operands.size()
+                                      << " operands";
+  for (auto [argument, operand] : llvm::zip(body.getArguments(), operands))
+    if (argument.getType() !=
+        cast<MemRefType>(operand.getType()).getElementType())
+      return emitOpError("body argument ")
+             << argument.getArgNumber() << " is " << argument.getType()
+             << ", not the element type of its buffer";
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("body must end in loop.yield");
+  if (yield.getValues().size() != getOutputs().size())
+    return emitOpError("body yields ") << yield.getValues().size()
+                                       << " values for "
+                                       << getOutputs().size() << " outputs";
+  for (auto [value, output] : llvm::zip(yield.getValues(), getOutputs()))
+    if (value.getType() != cast<MemRefType>(output.getType()).getElementType())
+      return emitOpError("body yields ")
+             << value.getType() << " for an output of "
+             << cast<MemRefType>(output.getType()).getElementType();
+
+  // The schedule.
+  ScheduleAttr schedule = getSchedule();
+  if (schedule.getTile().size() != rank)
+    return emitOpError("schedule has ")
+           << schedule.getTile().size() << " tile sizes for a domain of rank "
+           << rank;
+  if (llvm::any_of(schedule.getTile(), [](int64_t size) { return size < 1; }))
+    return emitOpError("tile sizes must be at least 1");
+  int64_t parallel = schedule.getParallel();
+  if (parallel >= static_cast<int64_t>(rank) || parallel < -1)
+    return emitOpError("parallel dimension ")
+           << parallel << " is not a dimension of the domain";
+  if (parallel >= 0) {
+    if (isReduction(parallel))
+      return emitOpError("parallel dimension ")
+             << parallel << " is a reduction";
+    unsigned numInputs = getInputs().size();
+    for (unsigned i = 0; i < getOutputs().size(); ++i) {
+      AffineMap map =
+          cast<AffineMapAttr>(getIndexingMaps()[numInputs + i]).getValue();
+      if (!map.isFunctionOfDim(parallel))
+        return emitOpError("output ")
+               << i << " does not depend on the parallel dimension "
+               << parallel << " (threads would write the same elements)";
+    }
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/loop/LoopOps.cpp.inc"

@@ -1,0 +1,118 @@
+//===- LoopOps.td - the loop dialect ------------------------------------===//
+//
+// Generated kernels as loop nests whose schedule is kept apart from the
+// computation (TVM/Halide's compute + schedule, onnx-mlir's Krnl). A
+// `loop.nest` says *what* is computed: an iteration domain, how each
+// buffer is indexed by it, and a scalar body. Its `schedule` says *how*:
+// which dimension is split across threads, the tile sizes, and whether the
+// innermost tile is vectorized. --trainc-lower-loop-nests applies the
+// schedule with upstream tiling (scf) and masked vectorization (linalg).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRAINC_LOOP_OPS_TD
+#define TRAINC_LOOP_OPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Loop_Dialect : Dialect {
+  let name = "loop";
+  let cppNamespace = "::trainc::loop";
+  let summary = "Loop nests with a schedule: trainc's generated kernels";
+  let description = [{
+    A generated kernel is a `func.func` carrying the unit attribute
+    `loop.kernel` whose body is a sequence of `loop.nest` ops on its memref
+    arguments. Nests run in order; each one is split across threads on its
+    own (the runtime's parallel-for over GNU OpenMP), so a nest may read what
+    an earlier nest of the same kernel wrote.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+class Loop_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Loop_Dialect, mnemonic, traits>;
+
+def Loop_ScheduleAttr : AttrDef<Loop_Dialect, "Schedule"> {
+  let mnemonic = "schedule";
+  let summary = "How a loop nest runs: threads, tiles, vectors";
+  let description = [{
+    * `parallel`: the domain dimension whose tiles are distributed over the
+      threads, or -1 when the nest runs on the calling thread. It must be a
+      parallel iterator indexing every output, so threads write disjoint
+      elements and results do not depend on the thread count.
+    * `tile`: the tile size of every domain dimension (1 ≤ size); the nest
+      becomes loops over tiles, in domain order, around one tile.
+    * `vectorize`: the tile is computed on vectors of the tile's shape, with
+      masks for the partial tiles at the domain's edges.
+  }];
+  let parameters = (ins "int64_t":$parallel,
+                        ArrayRefParameter<"int64_t">:$tile,
+                        "bool":$vectorize);
+  let assemblyFormat = [{
+    `<` `parallel` `=` $parallel `,` `tile` `=` `[` $tile `]` `,`
+    `vectorize` `=` $vectorize `>`
+  }];
+}
+
+def Loop_NestOp : Loop_Op<"nest", [AttrSizedOperandSegments]> {
+  let summary = "A perfect loop nest over a rectangular domain";
+  let description = [{
+    Runs `body` once for every point of the iteration domain `domain`
+    (extent per dimension). `indexing_maps` gives, per operand (inputs, then
+    outputs), the element each point touches: a projected permutation of
+    the domain's dimensions with as many results as the buffer's rank (a
+    rank-0 buffer is the same element everywhere). The body receives the
+    input elements and the current output elements and yields the new
+    output elements. `iterators` marks each dimension `parallel` or
+    `reduction`; along reduction dimensions an output accumulates, so it must
+    be initialized by an earlier nest. The order of a reduction is fixed by
+    the schedule alone.
+
+    ```mlir
+    loop.nest ins(%x, %b : memref<64x10xf32>, memref<10xf32>)
+              outs(%y : memref<64x10xf32>)
+              domain = [64, 10]
+              schedule = #loop.schedule<parallel = -1, tile = [1, 16], vectorize = true>
+              attributes {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                           affine_map<(d0, d1) -> (d1)>,
+                                           affine_map<(d0, d1) -> (d0, d1)>],
+                          iterators = ["parallel", "parallel"]} {
+    ^bb0(%a: f32, %c: f32, %out: f32):
+      %s = arith.addf %a, %c : f32
+      loop.yield %s : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<AnyStaticShapeMemRef>:$inputs,
+                       Variadic<AnyStaticShapeMemRef>:$outputs,
+                       DenseI64ArrayAttr:$domain,
+                       AffineMapArrayAttr:$indexing_maps,
+                       StrArrayAttr:$iterators,
+                       Loop_ScheduleAttr:$schedule);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    `outs` `(` $outputs `:` type($outputs) `)`
+    `domain` `=` $domain `schedule` `=` $schedule
+    attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// How many blocks of the parallel dimension the threads share (1 when
+    /// the nest is not parallel).
+    int64_t getNumBlocks();
+    /// Whether dimension `dim` is a reduction.
+    bool isReduction(unsigned dim);
+  }];
+}
+
+def Loop_YieldOp : Loop_Op<"yield", [Pure, Terminator, HasParent<"NestOp">]> {
+  let summary = "The new output elements of one point of a loop nest";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+#endif // TRAINC_LOOP_OPS_TD

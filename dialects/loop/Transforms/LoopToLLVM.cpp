@@ -1,0 +1,98 @@
+//===- LoopToLLVM.cpp - generated kernels to LLVM IR ----------------------===//
+//
+// The order follows upstream's CPU lowering: vector masks and reductions are
+// lowered while the IR is still structured, then every dialect goes to LLVM.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/loop/Transforms/LoopToLLVM.h"
+#include "dialects/loop/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace trainc::loop {
+
+void buildLoopToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createLowerLoopNestsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createApproximateMathPass());
+  pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMaskPass());
+  pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions func;
+  func.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(func));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void registerLoopLoweringInterfaces(DialectRegistry &registry) {
+  linalg::registerTilingInterfaceExternalModels(registry);
+  linalg::registerValueBoundsOpInterfaceExternalModels(registry);
+  affine::registerValueBoundsOpInterfaceExternalModels(registry);
+  arith::registerValueBoundsOpInterfaceExternalModels(registry);
+  memref::registerValueBoundsOpInterfaceExternalModels(registry);
+  scf::registerValueBoundsOpInterfaceExternalModels(registry);
+}
+
+void registerLoopToLLVMPipeline() {
+  PassPipelineRegistration<>(
+      "trainc-loop-to-llvm",
+      "Loop-nest kernels to the LLVM dialect (bare-pointer functions)",
+      buildLoopToLLVMPipeline);
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateLoopKernels(ModuleOp module, llvm::LLVMContext &context) {
+  MLIRContext *mlirContext = module.getContext();
+  DialectRegistry registry;
+  registerLoopLoweringInterfaces(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  mlirContext->appendDialectRegistry(registry);
+
+  std::string diagnostics;
+  llvm::raw_string_ostream stream(diagnostics);
+  ScopedDiagnosticHandler handler(mlirContext, [&](Diagnostic &diagnostic) {
+    stream << diagnostic.getLocation() << ": " << diagnostic << "\n";
+    return success();
+  });
+  PassManager pm(mlirContext);
+  buildLoopToLLVMPipeline(pm);
+  if (failed(pm.run(module)))
+    return llvm::createStringError("lowering the generated kernels failed:\n" +
+                                   diagnostics);
+  std::unique_ptr<llvm::Module> result =
+      translateModuleToLLVMIR(module, context, "trainc_kernels");
+  if (!result)
+    return llvm::createStringError(
+        "translating the generated kernels to LLVM IR failed:\n" + diagnostics);
+  return result;
+}
+
+} // namespace trainc::loop

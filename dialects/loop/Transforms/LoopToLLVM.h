@@ -1,0 +1,33 @@
+//===- LoopToLLVM.h - generated kernels to LLVM IR -------------*- C++ -*-===//
+#ifndef TRAINC_DIALECTS_LOOP_TRANSFORMS_LOOPTOLLVM_H
+#define TRAINC_DIALECTS_LOOP_TRANSFORMS_LOOPTOLLVM_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+
+namespace trainc::loop {
+
+/// loop.nest kernels -> scheduled linalg/scf/vector -> the LLVM dialect.
+/// Nest functions take their buffers as bare pointers
+/// (`void NAME(i64 begin, i64 end, ptr...)`), which static shapes allow.
+void buildLoopToLLVMPipeline(mlir::OpPassManager &pm);
+
+/// The upstream interface implementations the lowering relies on (linalg's
+/// TilingInterface, value bounds of tile sizes).
+void registerLoopLoweringInterfaces(mlir::DialectRegistry &registry);
+
+/// Registers the pipeline as --trainc-loop-to-llvm.
+void registerLoopToLLVMPipeline();
+
+/// Runs the pipeline on `module` (which holds only loop.kernel functions)
+/// and translates the result to LLVM IR in `context`.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateLoopKernels(mlir::ModuleOp module, llvm::LLVMContext &context);
+
+} // namespace trainc::loop
+
+#endif

@@ -1,0 +1,45 @@
+//===- Passes.td - loop dialect passes -----------------------------------===//
+#ifndef TRAINC_LOOP_PASSES_TD
+#define TRAINC_LOOP_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowerLoopNestsPass : Pass<"trainc-lower-loop-nests", "mlir::ModuleOp"> {
+  let summary = "Applies each loop nest's schedule: tiles, vectors, blocks";
+  let description = [{
+    Every `loop.nest` of a `loop.kernel` function becomes a function of its
+    own,
+
+        func.func @KERNEL_nestN(%begin: index, %end: index, <the kernel's buffers>)
+
+    that computes blocks [%begin, %end) of the nest's parallel dimension (a
+    nest without one is called with 0, 1). The body is a `linalg.generic`
+    over views of the block, tiled with the schedule's tile sizes by
+    upstream's `scf::tileUsingSCF`; each tile is vectorized by
+    `linalg::vectorize` with the tile's sizes as vector sizes (masked at the
+    edges), or becomes scalar loops when the schedule says so. Buffers of
+    `i1` are passed as `i8` (the runtime stores a boolean in a byte). The
+    `loop.kernel` functions are erased.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+    "::mlir::affine::AffineDialect", "::mlir::math::MathDialect",
+    "::mlir::ub::UBDialect"];
+}
+
+def ApproximateMathPass : Pass<"trainc-approximate-math", "mlir::ModuleOp"> {
+  let summary = "exp, log, tanh, erf, ... as polynomials that vectorize";
+  let description = [{
+    Rewrites f32 `math` ops (scalar or vector) into upstream's polynomial
+    approximations (`populateMathPolynomialApproximationPatterns`), so a
+    vectorized GELU or softmax stays in vector registers instead of calling
+    libm once per lane.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+#endif // TRAINC_LOOP_PASSES_TD

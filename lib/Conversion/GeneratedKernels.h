@@ -1,0 +1,31 @@
+//===- GeneratedKernels.h - loop nests for kernel launches -----*- C++ -*-===//
+//
+// The `generated` backend: one builder per graph op family writes the loop
+// nests of a kernel. The dispatch registry offers `generated` only for the
+// kernels listed here (a unit test checks the two agree).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINC_LIB_CONVERSION_GENERATEDKERNELS_H
+#define TRAINC_LIB_CONVERSION_GENERATEDKERNELS_H
+
+#include "dialects/kernel/KernelOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace trainc::conversion {
+
+/// Whether the generated backend can build `kernel` (e.g. "graph.add").
+bool hasGeneratedKernel(llvm::StringRef kernel);
+/// Every kernel it can build.
+llvm::SmallVector<llvm::StringRef> generatedKernels();
+
+/// Fills `function`, whose entry block has one argument per operand of
+/// `launch` (inputs, then outputs), with the loop nests computing it. The
+/// builder may retype those arguments (same element type and count) and
+/// append scratch arguments; the function type is updated to match.
+mlir::LogicalResult buildGeneratedKernel(kernel::LaunchOp launch,
+                                         mlir::func::FuncOp function);
+
+} // namespace trainc::conversion
+
+#endif
