@@ -279,21 +279,23 @@ Value leakyReluOp(KernelBuilder &kb, OpBuilder &b, Location loc, ValueRange x) {
 Value geluOp(KernelBuilder &kb, OpBuilder &b, Location loc, ValueRange x) {
   Type type = x[0].getType();
   auto c = [&](double value) { return constant(b, loc, type, value); };
-  Value inner;
   if (kb.flag("tanh_approximation")) {
+    // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)): no cancellation for x < 0.
     Value cube = arith::MulFOp::create(
         b, loc, x[0], arith::MulFOp::create(b, loc, x[0], x[0]));
     Value sum = arith::AddFOp::create(
         b, loc, x[0], arith::MulFOp::create(b, loc, c(0.044715), cube));
-    inner = math::TanhOp::create(
-        b, loc, arith::MulFOp::create(b, loc, c(std::sqrt(2.0 / M_PI)), sum));
-  } else {
-    inner = math::ErfOp::create(
-        b, loc, arith::MulFOp::create(b, loc, x[0], c(M_SQRT1_2)));
+    Value minusTwoU =
+        arith::MulFOp::create(b, loc, c(-2.0 * std::sqrt(2.0 / M_PI)), sum);
+    Value denominator = arith::AddFOp::create(
+        b, loc, c(1.0), math::ExpOp::create(b, loc, minusTwoU));
+    return arith::DivFOp::create(b, loc, x[0], denominator);
   }
+  Value erf = math::ErfOp::create(
+      b, loc, arith::MulFOp::create(b, loc, x[0], c(M_SQRT1_2)));
   Value half = arith::MulFOp::create(b, loc, c(0.5), x[0]);
   return arith::MulFOp::create(b, loc, half,
-                               arith::AddFOp::create(b, loc, c(1.0), inner));
+                               arith::AddFOp::create(b, loc, c(1.0), erf));
 }
 Value clipOp(KernelBuilder &kb, OpBuilder &b, Location loc, ValueRange x) {
   // Comparisons, so that NaN passes through.
@@ -571,8 +573,8 @@ const llvm::StringMap<Builder> &builders() {
     elementwise("graph.equal", compareOp<P::OEQ>);
     elementwise("graph.less", compareOp<P::OLT>);
     elementwise("graph.greater", compareOp<P::OGT>);
-    elementwise("graph.less_or_equal", compareOp<P::OLE>);
-    elementwise("graph.greater_or_equal", compareOp<P::OGE>);
+    elementwise("graph.less_equal", compareOp<P::OLE>);
+    elementwise("graph.greater_equal", compareOp<P::OGE>);
     elementwise("graph.where", whereOp);
     elementwise("graph.expand", passThrough);
     elementwise("graph.neg", unaryOp<arith::NegFOp>);

@@ -193,7 +193,7 @@ static rt::DType runtimeType(DType dtype) {
 }
 
 /// The bytes of `tensor` in its dtype's layout.
-static std::vector<unsigned char> toBytes(const HostTensor &tensor) {
+std::vector<unsigned char> toBytes(const HostTensor &tensor) {
   size_t size = rt::dtypeSize(runtimeType(tensor.dtype));
   std::vector<unsigned char> bytes(tensor.data.size() * size);
   for (size_t i = 0; i < tensor.data.size(); ++i) {
@@ -229,7 +229,7 @@ static std::vector<unsigned char> toBytes(const HostTensor &tensor) {
   return bytes;
 }
 
-static HostTensor fromBytes(DType dtype, const Shape &shape,
+HostTensor fromBytes(DType dtype, const Shape &shape,
                             const unsigned char *bytes) {
   HostTensor result;
   result.dtype = dtype;

@@ -57,6 +57,11 @@ HostTensor randomIntegers(DType dtype, const Shape &shape, int64_t low,
 std::mt19937 &generator();
 
 std::string formatShape(const Shape &shape);
+/// The bytes of `tensor` in its dtype's layout (i1: one byte), and back.
+std::vector<unsigned char> toBytes(const HostTensor &tensor);
+HostTensor fromBytes(DType dtype, const Shape &shape,
+                     const unsigned char *bytes);
+
 /// The one-op MLIR module the interpreter runs.
 std::string mlirModule(const OpCase &c);
 /// The runtime descriptor (Launch.h's format).

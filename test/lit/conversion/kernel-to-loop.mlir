@@ -1,0 +1,51 @@
+// --trainc-kernel-to-loop: launches of the generated backend get a
+// loop.kernel function (buffers seen collapsed: unit dims dropped, contiguous
+// dims merged) and scratch allocs for what the kernel needs besides its
+// outputs; other backends are left alone.
+// RUN: trainc-opt %s --trainc-kernel-to-loop -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @add_bias
+// CHECK: kernel.launch "graph.add"{{.*}}backend = "generated", callee = @generated_add
+// CHECK: kernel.launch "graph.relu"{{.*}}backend = "reference"
+// CHECK-NOT: callee
+// CHECK: func.func private @generated_add(%{{.*}}: memref<64x10xf32>, %{{.*}}: memref<10xf32>, %{{.*}}: memref<64x10xf32>) attributes {loop.kernel}
+// CHECK: loop.nest ins({{.*}}) outs({{.*}}) domain = [64, 10] schedule = <parallel = -1, tile = [1, 16], vectorize = true>
+// CHECK: arith.addf
+func.func @add_bias(%a: memref<64x10xf32>, %b: memref<1x10xf32>, %c: memref<64x10xf32>, %d: memref<64x10xf32>) {
+  kernel.launch "graph.add"(%a, %b) -> (%c) {backend = "generated", options = {}} : (memref<64x10xf32>, memref<1x10xf32>) -> memref<64x10xf32>
+  kernel.launch "graph.relu"(%c) -> (%d) {backend = "reference", options = {}} : (memref<64x10xf32>) -> memref<64x10xf32>
+  return
+}
+
+// -----
+
+// Softmax over the last axis: two scratch rows (maxima, sums) and five
+// nests (two fills, two reductions, the normalization); the large nests
+// are split across threads by row.
+// CHECK-LABEL: func.func @softmax
+// CHECK: %[[MAX:.*]] = kernel.alloc : memref<256xf32>
+// CHECK: %[[SUM:.*]] = kernel.alloc : memref<256xf32>
+// CHECK: kernel.launch "graph.softmax"(%{{.*}}) -> (%{{.*}}) scratch(%[[MAX]], %[[SUM]] : memref<256xf32>, memref<256xf32>) {backend = "generated", callee = @generated_softmax
+// CHECK: func.func private @generated_softmax(%{{.*}}: memref<256x1000xf32>, %{{.*}}: memref<256x1000xf32>, %{{.*}}: memref<256xf32>, %{{.*}}: memref<256xf32>)
+// CHECK-COUNT-2: iterators = ["parallel", "reduction"]
+// CHECK: schedule = <parallel = 0, tile = [1, 64], vectorize = true>
+// CHECK-SAME: iterators = ["parallel", "parallel"]
+// CHECK: math.exp
+// CHECK: arith.divf
+func.func @softmax(%x: memref<256x1000xf32>, %y: memref<256x1000xf32>) {
+  kernel.launch "graph.softmax"(%x) -> (%y) {backend = "generated", options = {axis = 1 : i64}} : (memref<256x1000xf32>) -> memref<256x1000xf32>
+  return
+}
+
+// -----
+
+// A reduction over the batch (a bias gradient): the batch is the reduction,
+// the features are parallel and contiguous.
+// CHECK-LABEL: func.func private @generated_reduce_sum(%{{.*}}: memref<64x128xf32>, %{{.*}}: memref<128xf32>)
+// CHECK: domain = [128]
+// CHECK: domain = [64, 128]
+// CHECK-SAME: iterators = ["reduction", "parallel"]
+func.func @bias_grad(%x: memref<64x128xf32>, %y: memref<1x128xf32>) {
+  kernel.launch "graph.reduce_sum"(%x) -> (%y) {backend = "generated", options = {axes = array<i64: 0>, keepdims = true}} : (memref<64x128xf32>) -> memref<1x128xf32>
+  return
+}

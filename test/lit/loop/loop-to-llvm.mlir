@@ -1,0 +1,21 @@
+// --trainc-loop-to-llvm: loop kernels to the LLVM dialect; nest functions
+// take bare pointers, masked vector accesses become masked loads/stores.
+// RUN: trainc-opt %s --trainc-loop-to-llvm | FileCheck %s
+
+// CHECK: llvm.func @relu_nest0(%{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK: llvm.intr.masked.load
+// CHECK: llvm.intr.masked.store
+// CHECK-NOT: func.func
+#id = affine_map<(d0) -> (d0)>
+func.func private @relu(%x: memref<100xf32>, %y: memref<100xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<100xf32>) outs(%y : memref<100xf32>)
+      domain = [100] schedule = #loop.schedule<parallel = -1, tile = [64], vectorize = true>
+      attributes {indexing_maps = [#id, #id], iterators = ["parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    %zero = arith.constant 0.0 : f32
+    %neg = arith.cmpf olt, %a, %zero : f32
+    %r = arith.select %neg, %zero, %a : f32
+    loop.yield %r : f32
+  }
+  return
+}

@@ -1,0 +1,336 @@
+//===- GeneratedKernelTests.cpp - generated kernels vs the interpreter ----===//
+//
+// Each case is one kernel.launch of the `generated` backend, taken through
+// the production path (--trainc-kernel-to-loop, then LoopToLLVM's
+// translateLoopKernels and LLVM O3), JIT-compiled, and run nest by nest.
+// Every parallel nest is also run as two separate runs of blocks, as two
+// threads would, to check that blocks are independent. The results are
+// compared with the reference interpreter on shapes chosen to hit tails,
+// broadcasting, unit dimensions, every reduction axis and transposes.
+//
+//===----------------------------------------------------------------------===//
+#include "RuntimeTestSupport.h"
+
+#include "dialects/kernel/KernelOps.h"
+#include "dialects/loop/LoopOps.h"
+#include "dialects/loop/Transforms/LoopToLLVM.h"
+#include "lib/Conversion/Passes.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <catch2/catch.hpp>
+
+using namespace trainc;
+using namespace trainc::rttest;
+
+namespace {
+
+std::string memrefType(DType dtype, const Shape &shape) {
+  std::string text = "memref<";
+  for (int64_t dim : shape)
+    text += std::to_string(dim) + "x";
+  return text + dtypeName(dtype).str() + ">";
+}
+
+/// The case as one launch of the generated backend.
+std::string kernelModule(const OpCase &c) {
+  std::string arguments, inputs, outputs, inputTypes, outputTypes, options;
+  size_t index = 0;
+  auto argument = [&](DType dtype, const Shape &shape, std::string &names,
+                      std::string &types) {
+    std::string type = memrefType(dtype, shape);
+    std::string name = "%b" + std::to_string(index++);
+    arguments += (arguments.empty() ? "" : ", ") + name + ": " + type;
+    names += (names.empty() ? "" : ", ") + name;
+    types += (types.empty() ? "" : ", ") + type;
+  };
+  for (const HostTensor &input : c.inputs)
+    argument(input.dtype, input.shape, inputs, inputTypes);
+  for (const Result &result : c.results)
+    argument(result.dtype, result.shape, outputs, outputTypes);
+  for (const Attr &attribute : c.attributes)
+    options += (options.empty() ? "" : ", ") + attribute.mlir;
+  return "func.func @main(" + arguments + ") {\n  kernel.launch \"" + c.op +
+         "\"(" + inputs + ") -> (" + outputs +
+         ") {backend = \"generated\", options = {" + options + "}} : (" +
+         inputTypes + ") -> (" + outputTypes + ")\n  return\n}\n";
+}
+
+mlir::MLIRContext &context() {
+  static mlir::MLIRContext *created = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    mlir::DialectRegistry registry;
+    registry.insert<mlir::func::FuncDialect, kernel::KernelDialect,
+                    loop::LoopDialect>();
+    loop::registerLoopLoweringInterfaces(registry);
+    auto *context = new mlir::MLIRContext(registry);
+    context->loadAllAvailableDialects();
+    return context;
+  }();
+  return *created;
+}
+
+/// Calls `nest(begin, end, buffers...)` for up to 12 buffers.
+void callNest(void *address, int64_t begin, int64_t end,
+              std::vector<void *> &b) {
+  b.resize(12, nullptr);
+  using F = void (*)(int64_t, int64_t, void *, void *, void *, void *, void *,
+                     void *, void *, void *, void *, void *, void *, void *);
+  reinterpret_cast<F>(address)(begin, end, b[0], b[1], b[2], b[3], b[4], b[5],
+                               b[6], b[7], b[8], b[9], b[10], b[11]);
+}
+
+/// Compiles and runs the case; returns the outputs.
+std::vector<HostTensor> runGenerated(const OpCase &c) {
+  INFO(kernelModule(c));
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(kernelModule(c), &context());
+  REQUIRE(module);
+  mlir::PassManager pm(&context());
+  pm.addPass(conversion::createKernelToLoopPass());
+  REQUIRE(mlir::succeeded(pm.run(*module)));
+
+  // The buffers: inputs, outputs, then the launch's scratch.
+  kernel::LaunchOp launch;
+  module->walk([&](kernel::LaunchOp op) { launch = op; });
+  REQUIRE(launch.getCallee());
+  auto kernelFunction =
+      module->lookupSymbol<mlir::func::FuncOp>(*launch.getCallee());
+  std::vector<std::vector<unsigned char>> storage;
+  for (const HostTensor &input : c.inputs)
+    storage.push_back(toBytes(input));
+  for (mlir::Value buffer :
+       llvm::concat<mlir::Value>(launch.getOutputs(), launch.getScratch())) {
+    auto type = mlir::cast<mlir::MemRefType>(buffer.getType());
+    int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    // Garbage, not zeros: kernels must initialize what they accumulate.
+    storage.emplace_back(type.getNumElements() * bytes, 0x7f);
+  }
+  REQUIRE(storage.size() <= 12);
+  std::vector<void *> pointers;
+  for (auto &bytes : storage)
+    pointers.push_back(bytes.data());
+  std::vector<int64_t> blocks;
+  for (loop::NestOp nest : kernelFunction.getBody().getOps<loop::NestOp>())
+    blocks.push_back(nest.getNumBlocks());
+
+  // Only the loop kernels are compiled, as in lib/Codegen.
+  auto kernels = mlir::ModuleOp::create(mlir::UnknownLoc::get(&context()));
+  mlir::OwningOpRef<mlir::ModuleOp> owner(kernels);
+  kernels.push_back(kernelFunction.clone());
+  std::string name = kernelFunction.getSymName().str();
+  std::string translateError;
+  mlir::ExecutionEngineOptions options;
+  options.llvmModuleBuilder = [&](mlir::Operation *op,
+                                  llvm::LLVMContext &llvmContext) {
+    auto translated = loop::translateLoopKernels(
+        mlir::cast<mlir::ModuleOp>(op), llvmContext);
+    if (!translated) {
+      translateError = llvm::toString(translated.takeError());
+      return std::unique_ptr<llvm::Module>();
+    }
+    return std::move(*translated);
+  };
+  auto transformer = mlir::makeOptimizingTransformer(3, 0, nullptr);
+  options.transformer = transformer;
+  auto engine = mlir::ExecutionEngine::create(kernels, options);
+  if (!engine)
+    FAIL(llvm::toString(engine.takeError()) << "\n" << translateError);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    auto address = (*engine)->lookup(loop::nestFunctionName(name, i));
+    if (!address)
+      FAIL(llvm::toString(address.takeError()));
+    if (blocks[i] > 1) {
+      int64_t split = blocks[i] / 3 + 1; // two uneven "threads"
+      callNest(*address, 0, split, pointers);
+      callNest(*address, split, blocks[i], pointers);
+    } else {
+      callNest(*address, 0, 1, pointers);
+    }
+    pointers.resize(storage.size());
+  }
+  std::vector<HostTensor> outputs;
+  for (size_t i = 0; i < c.results.size(); ++i)
+    outputs.push_back(fromBytes(c.results[i].dtype, c.results[i].shape,
+                                storage[c.inputs.size() + i].data()));
+  return outputs;
+}
+
+/// The generated kernel agrees with the interpreter.
+void checkGenerated(const OpCase &c, double tolerance = 2e-6) {
+  std::vector<HostTensor> expected = interpretCase(c);
+  std::vector<HostTensor> actual = runGenerated(c);
+  INFO(kernelModule(c));
+  for (size_t i = 0; i < expected.size(); ++i) {
+    INFO("output " << i);
+    checkClose(actual[i], expected[i], tolerance);
+  }
+  ++comparedCases();
+}
+
+Shape broadcast(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape result(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    result[i] = x == 1 ? y : x;
+  }
+  return result;
+}
+
+const std::vector<Shape> kShapes = {
+    {}, {1}, {7}, {64}, {1000}, {3, 5}, {1, 37}, {17, 1}, {64, 784},
+    {2, 3, 4, 5}, {300, 257}};
+
+const std::vector<std::pair<Shape, Shape>> kBroadcastShapes = {
+    {{2, 3, 4}, {4}},   {{2, 1, 4}, {3, 1}},     {{}, {2, 3}},
+    {{5, 1}, {1, 6}},   {{3, 1, 2, 1}, {1, 4, 1, 5}},
+    {{64, 1024}, {1024}}, {{64, 1, 33}, {64, 40, 1}}, {{256, 300}, {256, 1}}};
+
+} // namespace
+
+TEST_CASE("generated unary kernels match the interpreter", "[generated]") {
+  for (const Shape &shape : kShapes) {
+    HostTensor any = randomTensor(DType::F32, shape, -4.0, 4.0);
+    HostTensor positive = randomTensor(DType::F32, shape, 0.05, 6.0);
+    for (const char *op : {"neg", "abs", "relu", "sigmoid", "tanh", "erf",
+                           "exp", "identity"})
+      checkGenerated({std::string("graph.") + op, {any}, {{DType::F32, shape}}});
+    for (const char *op : {"sqrt", "log", "reciprocal"})
+      checkGenerated(
+          {std::string("graph.") + op, {positive}, {{DType::F32, shape}}});
+    checkGenerated({"graph.leaky_relu", {any}, {{DType::F32, shape}},
+                    {real("alpha", 0.2)}});
+    checkGenerated({"graph.gelu", {any}, {{DType::F32, shape}}});
+    checkGenerated({"graph.gelu", {any}, {{DType::F32, shape}},
+                    {flag("tanh_approximation", true)}});
+    checkGenerated({"graph.clip", {any}, {{DType::F32, shape}},
+                    {real("min", -1.5), real("max", 0.5)}});
+  }
+}
+
+TEST_CASE("generated binary kernels broadcast like the interpreter",
+          "[generated]") {
+  for (const auto &[a, b] : kBroadcastShapes) {
+    for (const auto &[x, y] : {std::pair(a, b), std::pair(b, a)}) {
+      HostTensor lhs = randomTensor(DType::F32, x, -3.0, 3.0);
+      HostTensor rhs = randomTensor(DType::F32, y, 0.5, 3.0);
+      Shape out = broadcast(x, y);
+      for (const char *op : {"add", "sub", "mul", "div"})
+        checkGenerated({std::string("graph.") + op, {lhs, rhs},
+                        {{DType::F32, out}}});
+      for (const char *op : {"less", "greater", "equal", "less_equal",
+                             "greater_equal"})
+        checkGenerated(
+            {std::string("graph.") + op, {lhs, rhs}, {{DType::I1, out}}});
+      HostTensor mask = randomIntegers(DType::I1, x, 0, 1);
+      checkGenerated({"graph.where", {mask, lhs, rhs}, {{DType::F32, out}}});
+    }
+  }
+  // Comparisons of equal values: equal and the non-strict ones hold.
+  HostTensor same = randomTensor(DType::F32, {33, 7});
+  checkGenerated({"graph.equal", {same, same}, {{DType::I1, {33, 7}}}});
+}
+
+TEST_CASE("generated reductions match the interpreter on every axis set",
+          "[generated]") {
+  const std::vector<std::pair<Shape, std::vector<Shape>>> cases = {
+      {{7}, {{0}}},
+      {{64, 10}, {{0}, {1}, {0, 1}}},
+      {{1, 300}, {{0}, {1}}},
+      {{3, 4, 5}, {{0}, {1}, {2}, {0, 2}, {1, 2}, {0, 1, 2}}},
+      {{2, 3, 1, 33}, {{3}, {0, 1}, {2}, {1, 3}}},
+      {{128, 1000}, {{0}, {1}}}};
+  for (const auto &[shape, axesList] : cases) {
+    HostTensor x = randomTensor(DType::F32, shape, -2.0, 2.0);
+    for (const Shape &axes : axesList) {
+      for (bool keepdims : {true, false}) {
+        Shape out;
+        for (size_t d = 0; d < shape.size(); ++d) {
+          bool reduced = std::find(axes.begin(), axes.end(), int64_t(d)) !=
+                         axes.end();
+          if (!reduced)
+            out.push_back(shape[d]);
+          else if (keepdims)
+            out.push_back(1);
+        }
+        for (const char *op : {"reduce_sum", "reduce_mean", "reduce_max"})
+          checkGenerated({std::string("graph.") + op, {x}, {{DType::F32, out}},
+                          {ints("axes", axes), flag("keepdims", keepdims)}},
+                         1e-5);
+      }
+    }
+  }
+}
+
+TEST_CASE("generated softmax and log_softmax match on every axis",
+          "[generated]") {
+  for (const Shape &shape :
+       {Shape{10}, Shape{64, 10}, Shape{3, 1, 7}, Shape{2, 4, 64, 64},
+        Shape{5, 130}}) {
+    HostTensor x = randomTensor(DType::F32, shape, -6.0, 6.0);
+    for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis)
+      for (const char *op : {"softmax", "log_softmax"})
+        checkGenerated({std::string("graph.") + op, {x}, {{DType::F32, shape}},
+                        {integer("axis", axis)}},
+                       1e-5);
+  }
+}
+
+TEST_CASE("generated data movement is exact", "[generated]") {
+  HostTensor x = randomTensor(DType::F32, {4, 5, 6});
+  checkGenerated({"graph.reshape", {x}, {{DType::F32, {20, 6}}},
+                  {ints("shape", {20, 6})}},
+                 0.0);
+  for (const Shape &perm :
+       {Shape{0, 1, 2}, Shape{2, 1, 0}, Shape{1, 0, 2}, Shape{0, 2, 1},
+        Shape{2, 0, 1}}) {
+    Shape out = {x.shape[perm[0]], x.shape[perm[1]], x.shape[perm[2]]};
+    checkGenerated({"graph.transpose", {x}, {{DType::F32, out}},
+                    {ints("perm", perm)}},
+                   0.0);
+  }
+  HostTensor big = randomTensor(DType::F32, {128, 384});
+  checkGenerated({"graph.transpose", {big}, {{DType::F32, {384, 128}}},
+                  {ints("perm", {1, 0})}},
+                 0.0);
+  HostTensor row = randomTensor(DType::F32, {1, 7});
+  checkGenerated({"graph.expand", {row}, {{DType::F32, {5, 7}}},
+                  {ints("shape", {5, 7})}},
+                 0.0);
+  HostTensor mask = randomIntegers(DType::I1, {3, 9}, 0, 1);
+  checkGenerated({"graph.identity", {mask}, {{DType::I1, {3, 9}}}}, 0.0);
+}
+
+TEST_CASE("generated sgd_update is bit-identical to the interpreter",
+          "[generated]") {
+  for (int64_t count : {int64_t(1), int64_t(100), int64_t(200704)}) {
+    HostTensor param = randomTensor(DType::F32, {count});
+    HostTensor grad = randomTensor(DType::F32, {count});
+    HostTensor buffer = randomTensor(DType::F32, {count});
+    HostTensor rate = tensor(DType::F32, {}, {0.05});
+    for (int64_t step : {int64_t(0), int64_t(3)}) {
+      HostTensor stepTensor = tensor(DType::I64, {}, {double(step)});
+      checkGenerated({"graph.sgd_update",
+                      {param, grad, rate, stepTensor},
+                      {{DType::F32, {count}}},
+                      {real("weight_decay", 0.01)}},
+                     0.0);
+      for (bool nesterov : {false, true})
+        checkGenerated({"graph.sgd_update",
+                        {param, grad, rate, stepTensor, buffer},
+                        {{DType::F32, {count}}, {DType::F32, {count}}},
+                        {real("momentum", 0.9), real("dampening", 0.1),
+                         flag("nesterov", nesterov),
+                         real("weight_decay", 0.001)}},
+                       0.0);
+    }
+  }
+}
