@@ -28,11 +28,13 @@ static bool float32OrMask(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
-/// sgd_update: f32 parameter, gradient, momentum and learning rate; i64 step.
+/// Optimizer updates: f32 tensors and learning rate, the i64 step (operand
+/// `stepIndex`).
+template <unsigned stepIndex>
 static bool float32Update(LaunchOp launch, std::string &whyNot) {
   for (auto [i, buffer] : llvm::enumerate(launch->getOperands())) {
     Type element = cast<MemRefType>(buffer.getType()).getElementType();
-    bool isStep = i == 3;
+    bool isStep = i == stepIndex;
     if (isStep ? !element.isInteger(64) : !element.isF32()) {
       whyNot = "it handles f32 parameters with an i64 step only";
       return false;
@@ -79,7 +81,8 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.reduce_max", "generated", 5, float32OrMask},
       {"graph.softmax", "generated", 5, float32OrMask},
       {"graph.log_softmax", "generated", 5, float32OrMask},
-      {"graph.sgd_update", "generated", 5, float32Update},
+      {"graph.sgd_update", "generated", 5, float32Update<3>},
+      {"graph.adam_update", "generated", 5, float32Update<5>},
       {"graph.expand", "generated", 5, always},
       {"graph.transpose", "generated", 5, always},
       {"graph.reshape", "generated", 5, always},

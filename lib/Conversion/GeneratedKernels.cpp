@@ -553,6 +553,85 @@ LogicalResult buildSgd(KernelBuilder &kb) {
   return success();
 }
 
+/// graph.adam_update(param, grad, m, v, lr, step) -> (param', m', v'), in
+/// double with the reference's operation order: bit-identical results.
+/// The bias corrections depend only on the step; LLVM hoists them.
+LogicalResult buildAdam(KernelBuilder &kb) {
+  int64_t count = kb.inputType(0).getNumElements();
+  Space space(ArrayRef<int64_t>{count});
+  unsigned tensor = space.add({0}), scalar = space.add({});
+  SmallVector<Operand> inputs;
+  for (unsigned i = 0; i < 4; ++i)
+    inputs.push_back({kb.input(i, {count}), tensor});
+  inputs.push_back({kb.input(4, {}), scalar});
+  inputs.push_back({kb.input(5, {}), scalar});
+  SmallVector<Operand> outputs;
+  for (unsigned i = 0; i < 3; ++i)
+    outputs.push_back({kb.output(i, {count}), tensor});
+  double beta1 = kb.real("beta1", 0.9), beta2 = kb.real("beta2", 0.999);
+  double epsilon = kb.real("epsilon", 1e-8);
+  double weightDecay = kb.real("weight_decay", 0.0);
+  bool decoupled = kb.flag("decoupled"), onnx = kb.flag("onnx_convention");
+  kb.nest(space, inputs, outputs, space.reduction,
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Type f64 = b.getF64Type();
+            Type element = x[0].getType();
+            auto c = [&](double value) { return constant(b, loc, f64, value); };
+            auto wide = [&](Value v) -> Value {
+              return arith::ExtFOp::create(b, loc, f64, v);
+            };
+            auto mul = [&](Value l, Value r) -> Value {
+              return arith::MulFOp::create(b, loc, l, r);
+            };
+            auto add = [&](Value l, Value r) -> Value {
+              return arith::AddFOp::create(b, loc, l, r);
+            };
+            auto sub = [&](Value l, Value r) -> Value {
+              return arith::SubFOp::create(b, loc, l, r);
+            };
+            auto div = [&](Value l, Value r) -> Value {
+              return arith::DivFOp::create(b, loc, l, r);
+            };
+            auto pow = [&](double base, Value exponent) -> Value {
+              return math::PowFOp::create(b, loc, c(base), exponent);
+            };
+            Value lr = wide(x[4]);
+            Value t = arith::SIToFPOp::create(b, loc, f64, x[5]);
+            Value p = wide(x[0]);
+            Value g = decoupled ? wide(x[1])
+                                : add(wide(x[1]), mul(c(weightDecay), p));
+            if (decoupled)
+              p = mul(p, sub(c(1.0), mul(lr, c(weightDecay))));
+            Value m = add(mul(c(beta1), wide(x[2])), mul(c(1.0 - beta1), g));
+            Value v = add(mul(c(beta2), wide(x[3])),
+                          mul(mul(c(1.0 - beta2), g), g));
+            Value root = math::SqrtOp::create(b, loc, v);
+            if (onnx) {
+              Value corrected =
+                  div(mul(lr, math::SqrtOp::create(b, loc,
+                                                   sub(c(1.0), pow(beta2, t)))),
+                      sub(c(1.0), pow(beta1, t)));
+              Value positive = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::sgt, x[5],
+                  arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
+              Value rate =
+                  arith::SelectOp::create(b, loc, positive, corrected, lr);
+              p = sub(p, div(mul(rate, m), add(root, c(epsilon))));
+            } else {
+              Value k = add(t, c(1.0));
+              Value rate = div(lr, sub(c(1.0), pow(beta1, k)));
+              Value correction =
+                  math::SqrtOp::create(b, loc, sub(c(1.0), pow(beta2, k)));
+              p = sub(p, div(mul(rate, m), add(div(root, correction),
+                                              c(epsilon))));
+            }
+            return {arith::TruncFOp::create(b, loc, element, p),
+                    arith::TruncFOp::create(b, loc, element, m),
+                    arith::TruncFOp::create(b, loc, element, v)};
+          });
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
@@ -607,6 +686,7 @@ const llvm::StringMap<Builder> &builders() {
       return buildSoftmax(kb, true);
     };
     t["graph.sgd_update"] = buildSgd;
+    t["graph.adam_update"] = buildAdam;
     return t;
   }();
   return table;

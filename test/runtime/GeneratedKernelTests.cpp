@@ -334,3 +334,27 @@ TEST_CASE("generated sgd_update is bit-identical to the interpreter",
     }
   }
 }
+
+TEST_CASE("generated adam_update is bit-identical to the interpreter",
+          "[generated]") {
+  for (int64_t count : {int64_t(1), int64_t(1000), int64_t(100000)}) {
+    HostTensor param = randomTensor(DType::F32, {count});
+    HostTensor grad = randomTensor(DType::F32, {count});
+    HostTensor m = randomTensor(DType::F32, {count}, -0.1, 0.1);
+    HostTensor v = randomTensor(DType::F32, {count}, 0.0, 0.01);
+    HostTensor rate = tensor(DType::F32, {}, {0.001});
+    for (int64_t step : {int64_t(0), int64_t(7)})
+      for (bool decoupled : {false, true})
+        for (bool onnx : {false, true})
+          checkGenerated({"graph.adam_update",
+                          {param, grad, m, v, rate,
+                           tensor(DType::I64, {}, {double(step)})},
+                          {{DType::F32, {count}},
+                           {DType::F32, {count}},
+                           {DType::F32, {count}}},
+                          {real("weight_decay", 0.01),
+                           flag("decoupled", decoupled),
+                           flag("onnx_convention", onnx)}},
+                         0.0);
+  }
+}
