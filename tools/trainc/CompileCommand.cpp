@@ -8,6 +8,7 @@
 
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/kernel/Transforms/Passes.h"
+#include "dialects/loop/LoopOps.h"
 #include "trainc/Codegen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -145,6 +146,8 @@ static void printStats(mlir::ModuleOp module, const ImportedModel &imported) {
   std::map<std::string, int64_t> persistent;
   llvm::outs() << "trainc compile --stats\n";
   for (auto function : module.getOps<mlir::func::FuncOp>()) {
+    if (function->hasAttr(loop::kKernelAttrName))
+      continue; // a generated kernel, counted at its launch
     auto arena =
         function->getAttrOfType<mlir::IntegerAttr>(kernel::kArenaSizeAttrName);
     llvm::outs() << "  @" << function.getSymName() << ": arena "
