@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace trainc {
 
@@ -30,6 +31,11 @@ struct CodegenOptions {
   std::string modelName;
   /// The module's training configuration (graph.training), for the manifest.
   std::string trainingJson = "{}";
+  /// The ONNX inference model without the initializers listed in
+  /// `exportedInitializers`, which trainc_export_onnx appends from the
+  /// session (empty: the library cannot export).
+  std::string inferenceModel;
+  std::vector<std::string> exportedInitializers;
 };
 
 /// What was produced.

@@ -113,6 +113,13 @@ TRAINC_API trainc_status trainc_load_checkpoint(trainc_session *session, const c
                                      void *extra, size_t extra_capacity,
                                      size_t *extra_size);
 
+/* Writes the trained model as an ONNX inference model: the graph it was
+ * compiled from, with the session's parameters and BatchNorm statistics as
+ * initializers, BatchNorm on running statistics and Dropout as Identity.
+ * Written atomically. */
+TRAINC_API trainc_status trainc_export_onnx(const trainc_session *session,
+                                            const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -265,8 +265,8 @@ struct Emitter {
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
 emitModelModule(ModuleOp lowered, const WeightStore &weights,
-                const std::string &manifestBase, llvm::LLVMContext &context,
-                std::string &manifestJson) {
+                const std::string &manifestBase, StringRef inferenceModel,
+                llvm::LLVMContext &context, std::string &manifestJson) {
   auto module = std::make_unique<llvm::Module>("trainc_model", context);
   Emitter emitter(lowered, context, *module);
   nlohmann::json manifest = nlohmann::json::parse(manifestBase);
@@ -324,6 +324,13 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
   }
   manifest["weights"] = weightList;
   emitter.bytesGlobal(blob, "trainc_model_weights", /*exported=*/true);
+  emitter.bytesGlobal(inferenceModel, "trainc_model_onnx", /*exported=*/true);
+  auto *size = new llvm::GlobalVariable(
+      *module, emitter.builder.getInt64Ty(), /*isConstant=*/true,
+      llvm::GlobalValue::ExternalLinkage,
+      emitter.builder.getInt64(inferenceModel.size()),
+      "trainc_model_onnx_size");
+  size->setVisibility(llvm::GlobalValue::HiddenVisibility);
   manifestJson = manifest.dump(2);
   std::string withNull = manifestJson;
   withNull.push_back('\0');

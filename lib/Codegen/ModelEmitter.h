@@ -19,9 +19,12 @@ namespace trainc::codegen {
 /// initial weights (`trainc_model_weights`) and the manifest
 /// (`trainc_model_manifest`, JSON; `manifestJson` receives the same text).
 /// `manifestBase` holds the keys the emitter does not compute itself.
+/// `inferenceModel` (`trainc_model_onnx`) is the ONNX graph that
+/// trainc_export_onnx completes with the trained initializers.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 emitModelModule(mlir::ModuleOp lowered, const WeightStore &weights,
-                const std::string &manifestBase, llvm::LLVMContext &context,
+                const std::string &manifestBase,
+                llvm::StringRef inferenceModel, llvm::LLVMContext &context,
                 std::string &manifestJson);
 
 } // namespace trainc::codegen

@@ -162,7 +162,7 @@ const char *kVersionScript = R"(TRAINC_1 {
     trainc_train_step; trainc_forward;
     trainc_num_parameters; trainc_parameter_name;
     trainc_get_parameter; trainc_set_parameter;
-    trainc_save_checkpoint; trainc_load_checkpoint;
+    trainc_save_checkpoint; trainc_load_checkpoint; trainc_export_onnx;
   local: *;
 };
 )";
@@ -244,10 +244,12 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
                      ? llvm::sys::getHostCPUName().str()
                      : options.cpu},
         {"checked_features", target->checkedFeatures}}},
-      {"training", nlohmann::json::parse(options.trainingJson)}};
+      {"training", nlohmann::json::parse(options.trainingJson)},
+      {"onnx_export", {{"initializers", options.exportedInitializers}}}};
   llvm::LLVMContext context;
   ModelLibrary library;
-  auto module = codegen::emitModelModule(lowered, weights, base.dump(), context,
+  auto module = codegen::emitModelModule(lowered, weights, base.dump(),
+                                         options.inferenceModel, context,
                                          library.manifestJson);
   if (!module)
     return module.takeError();

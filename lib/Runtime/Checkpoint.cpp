@@ -11,6 +11,7 @@
 // a crash never leaves a half-written checkpoint under the final name.
 //
 //===----------------------------------------------------------------------===//
+#include "lib/Runtime/FileWrite.h"
 #include "lib/Runtime/Session.h"
 
 #include <cstdio>
@@ -96,26 +97,9 @@ extern "C" trainc_status trainc_save_checkpoint(const trainc_session *session,
   }
   put<uint64_t>(out, fnv1a(out));
 
-  std::string temporary =
-      std::string(path) + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
-    if (!stream)
-      return fail(TRAINC_ERROR_IO,
-                  std::string("cannot write checkpoint '") + path + "'");
-    stream.write(out.data(), out.size());
-    stream.flush();
-    if (!stream) {
-      std::remove(temporary.c_str());
-      return fail(TRAINC_ERROR_IO,
-                  std::string("cannot write checkpoint '") + path + "'");
-    }
-  }
-  if (std::rename(temporary.c_str(), path) != 0) {
-    std::remove(temporary.c_str());
-    return fail(TRAINC_ERROR_IO,
-                std::string("cannot write checkpoint '") + path + "'");
-  }
+  std::string error = writeFileAtomically(path, out);
+  if (!error.empty())
+    return fail(TRAINC_ERROR_IO, "checkpoint: " + error);
   return TRAINC_OK;
 }
 

@@ -14,6 +14,10 @@
 extern "C" {
 extern const char trainc_model_manifest[];
 extern const unsigned char trainc_model_weights[];
+/// The ONNX inference model without its trained initializers (may be
+/// empty), for trainc_export_onnx.
+extern const unsigned char trainc_model_onnx[];
+extern const uint64_t trainc_model_onnx_size;
 int32_t trainc_model_train_step(void *state, void *const *arguments,
                                 void *arena);
 int32_t trainc_model_eval(void *state, void *const *arguments, void *arena);

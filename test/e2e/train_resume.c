@@ -94,6 +94,12 @@ int main(int argc, char **argv) {
   printf("6 steps straight == 3 + save + resume + 3: %zu parameters bit-identical, "
          "loss %.6f\n", n1, loss_straight);
 
+  /* The trained model as an ONNX inference model (checked by c_api.sh). */
+  char exported[4096];
+  snprintf(exported, sizeof exported, "%s.onnx", argv[1]);
+  check(trainc_export_onnx(resumed, exported), "export");
+  printf("exported %s\n", exported);
+
   /* Bad inputs: error codes and messages, no crash. */
   int64_t wrong_shape[4] = {BATCH + 1, 1, 28, 28};
   trainc_tensor wrong = {TRAINC_FLOAT32, 4, wrong_shape, images};
@@ -118,6 +124,11 @@ int main(int argc, char **argv) {
     return 1;
   status = trainc_save_checkpoint(resumed, "/nonexistent-dir/ckpt", NULL, 0);
   printf("unwritable checkpoint path: status %d, \"%s\"\n", (int)status,
+         trainc_last_error());
+  if (status != TRAINC_ERROR_IO)
+    return 1;
+  status = trainc_export_onnx(resumed, "/nonexistent-dir/model.onnx");
+  printf("unwritable export path: status %d, \"%s\"\n", (int)status,
          trainc_last_error());
   if (status != TRAINC_ERROR_IO)
     return 1;

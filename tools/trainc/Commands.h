@@ -7,6 +7,7 @@
 #include "trainc/runtime.h"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,9 +77,13 @@ int runImportCommand(const ImportCommandOptions &options);
 int runCompileCommand(const CompileCommandOptions &options);
 void addTrainCommand(CLI::App &command, TrainCommandOptions &options);
 int runTrainCommand(const TrainCommandOptions &options);
-/// `trainc train --save`: the trained model as an ONNX inference model.
-int exportTrainedModel(const ModelApi &api, trainc_session *session,
-                       const TrainCommandOptions &options);
+/// The ONNX model at `onnxPath` as an inference model without the
+/// initializers named in `trained` (embedded in the .so for
+/// trainc_export_onnx); nullopt and `error` if it cannot be read.
+std::optional<std::string>
+inferenceModelSkeleton(const std::string &onnxPath,
+                       const std::set<std::string> &trained,
+                       std::string &error);
 
 /// Imports `options.model`, logging warnings; nullopt (after logging the
 /// error) on failure.

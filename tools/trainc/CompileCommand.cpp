@@ -253,6 +253,26 @@ int runCompileCommand(const CompileCommandOptions &options) {
   std::string stem = llvm::sys::path::stem(output).str();
   codegen.modelName = llvm::StringRef(stem).starts_with("lib") ? stem.substr(3) : stem;
   codegen.trainingJson = trainingJson(module);
+  // What trainc_export_onnx writes: the ONNX graph, with the session's
+  // parameters and state as initializers.
+  std::set<std::string> trained;
+  for (auto function : module.getOps<mlir::func::FuncOp>())
+    for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+      auto role = function.getArgAttrOfType<mlir::StringAttr>(i, "graph.role");
+      auto name = function.getArgAttrOfType<mlir::StringAttr>(i, "graph.name");
+      if (role && name &&
+          (role.getValue() == "parameter" || role.getValue() == "state"))
+        trained.insert(name.str());
+    }
+  std::string skeletonError;
+  auto skeleton =
+      inferenceModelSkeleton(options.model.model, trained, skeletonError);
+  if (!skeleton) {
+    spdlog::error("{}", skeletonError);
+    return 1;
+  }
+  codegen.inferenceModel = std::move(*skeleton);
+  codegen.exportedInitializers.assign(trained.begin(), trained.end());
   auto library = emitModelLibrary(module, imported->weights, codegen, output);
   if (!library) {
     spdlog::error("{}: {}", options.model.model,

@@ -38,6 +38,7 @@ llvm::Expected<std::unique_ptr<ModelApi>> loadModelLibrary(const std::string &pa
   resolve(api->getParameter, "trainc_get_parameter");
   resolve(api->saveCheckpoint, "trainc_save_checkpoint");
   resolve(api->loadCheckpoint, "trainc_load_checkpoint");
+  resolve(api->exportOnnx, "trainc_export_onnx");
   if (!missing.empty())
     return llvm::createStringError("'" + path +
                                    "' is not a trainc model library (missing " +

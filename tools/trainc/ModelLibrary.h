@@ -29,6 +29,7 @@ struct ModelApi {
   decltype(&trainc_get_parameter) getParameter;
   decltype(&trainc_save_checkpoint) saveCheckpoint;
   decltype(&trainc_load_checkpoint) loadCheckpoint;
+  decltype(&trainc_export_onnx) exportOnnx;
 
   ~ModelApi();
 };

@@ -423,8 +423,12 @@ int runTrainCommand(const TrainCommandOptions &options) {
     return reportApiError(**api, "opening the session");
   int status = fixed ? trainOnFixedBatch(**api, session, manifest, options)
                      : trainOnDataset(**api, session, manifest, options);
-  if (status == 0 && !options.save.empty())
-    status = exportTrainedModel(**api, session, options);
+  if (status == 0 && !options.save.empty()) {
+    if ((*api)->exportOnnx(session, options.save.c_str()) != TRAINC_OK)
+      status = reportApiError(**api, "--save");
+    else
+      spdlog::info("wrote {}", options.save);
+  }
   (*api)->close(session);
   return status;
 }

@@ -1,0 +1,17 @@
+//===- FileWrite.h - files written whole or not at all ---------*- C++ -*-===//
+#ifndef TRAINC_LIB_RUNTIME_FILEWRITE_H
+#define TRAINC_LIB_RUNTIME_FILEWRITE_H
+
+#include <string>
+
+namespace trainc::rt {
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over
+/// `path`: readers see the old file or the new one, never a part. Returns
+/// an error message naming the path, or "" on success.
+std::string writeFileAtomically(const std::string &path,
+                                const std::string &bytes);
+
+} // namespace trainc::rt
+
+#endif
