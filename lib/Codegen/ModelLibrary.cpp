@@ -120,9 +120,13 @@ const char *kVersionScript = R"(TRAINC_1 {
 };
 )";
 
+/// Links `object` with the runtime into `output`, a temporary that is later
+/// renamed to a file called `soname`: its SONAME, so that programs linked
+/// against the library record that name, not the path they linked from.
 llvm::Error linkSharedObject(const std::string &object,
                              const std::string &runtime,
-                             const std::string &output) {
+                             const std::string &output,
+                             const std::string &soname) {
   auto compiler = llvm::sys::findProgramByName("c++");
   if (!compiler)
     return llvm::createStringError("no C++ compiler driver (c++) on PATH to "
@@ -140,7 +144,7 @@ llvm::Error linkSharedObject(const std::string &object,
   std::vector<std::string> args = {
       *compiler, "-shared", "-o", output, object,
       "-Wl,--whole-archive", runtime, "-Wl,--no-whole-archive",
-      "-Wl,--version-script=" + script, "-Wl,-z,defs",
+      "-Wl,--version-script=" + script, "-Wl,-soname," + soname, "-Wl,-z,defs",
       "-fopenmp", "-lopenblas", "-lm"};
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string message;
@@ -171,9 +175,20 @@ std::string headerFor(const std::string &name, const std::string &manifest) {
 std::string defaultRuntimeLibrary(const char *argv0) {
   std::string executable =
       llvm::sys::fs::getMainExecutable(argv0, (void *)&defaultRuntimeLibrary);
-  llvm::SmallString<256> path(llvm::sys::path::parent_path(executable));
-  llvm::sys::path::append(path, "..", "lib", "libtrainc_rt.a");
-  return std::string(path);
+  llvm::StringRef binDir = llvm::sys::path::parent_path(executable);
+  // Installed, the archive is in the prefix's library directory (which may
+  // be lib/<multiarch>); in the build tree, in build/lib.
+  auto candidate = [&](llvm::StringRef libDir) {
+    llvm::SmallString<256> path;
+    if (llvm::sys::path::is_absolute(libDir))
+      path = libDir;
+    else
+      llvm::sys::path::append(path, binDir, "..", libDir);
+    llvm::sys::path::append(path, "libtrainc_rt.a");
+    return std::string(path);
+  };
+  std::string installed = candidate(TRAINC_INSTALL_LIBDIR);
+  return llvm::sys::fs::exists(installed) ? installed : candidate("lib");
 }
 
 llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
@@ -215,7 +230,8 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
     cleanup();
     return std::move(error);
   }
-  if (auto error = linkSharedObject(object, options.runtimeLibrary, temporary)) {
+  if (auto error = linkSharedObject(object, options.runtimeLibrary, temporary,
+                                    llvm::sys::path::filename(soPath).str())) {
     cleanup();
     return std::move(error);
   }
