@@ -176,19 +176,25 @@ std::string defaultRuntimeLibrary(const char *argv0) {
   std::string executable =
       llvm::sys::fs::getMainExecutable(argv0, (void *)&defaultRuntimeLibrary);
   llvm::StringRef binDir = llvm::sys::path::parent_path(executable);
-  // Installed, the archive is in the prefix's library directory (which may
-  // be lib/<multiarch>); in the build tree, in build/lib.
-  auto candidate = [&](llvm::StringRef libDir) {
-    llvm::SmallString<256> path;
-    if (llvm::sys::path::is_absolute(libDir))
-      path = libDir;
-    else
-      llvm::sys::path::append(path, binDir, "..", libDir);
-    llvm::sys::path::append(path, "libtrainc_rt.a");
+  auto besideBin = [&](llvm::StringRef libDir) {
+    llvm::SmallString<256> path(binDir);
+    llvm::sys::path::append(path, "..", libDir, "libtrainc_rt.a");
     return std::string(path);
   };
-  std::string installed = candidate(TRAINC_INSTALL_LIBDIR);
-  return llvm::sys::fs::exists(installed) ? installed : candidate("lib");
+  // Installed: PREFIX/<libdir>, where libdir may be lib/<multiarch>; in the
+  // build tree: build/lib. An absolute libdir comes last, so that a build
+  // tree never picks up an installed archive.
+  llvm::StringRef installLibDir = TRAINC_INSTALL_LIBDIR;
+  std::vector<std::string> candidates;
+  if (!llvm::sys::path::is_absolute(installLibDir))
+    candidates.push_back(besideBin(installLibDir));
+  candidates.push_back(besideBin("lib"));
+  if (llvm::sys::path::is_absolute(installLibDir))
+    candidates.push_back((installLibDir + "/libtrainc_rt.a").str());
+  for (const std::string &candidate : candidates)
+    if (llvm::sys::fs::exists(candidate))
+      return candidate;
+  return besideBin("lib");
 }
 
 llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,

@@ -71,8 +71,7 @@ int main() {
     for (Batch &batch : batches) {
       trainc_tensor image = {TRAINC_FLOAT32, 4, imageShape,
                              batch.images.data()};
-      trainc_tensor labels = {TRAINC_INT64, 1, labelShape,
-                              batch.labels.data()};
+      trainc_tensor labels = {TRAINC_INT64, 1, labelShape, batch.labels.data()};
       float loss = 0;
       if (!ok(trainc_train_step(session, &image, 1, &labels, &loss),
               "trainc_train_step")) {
