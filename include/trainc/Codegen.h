@@ -51,7 +51,8 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
                                               const CodegenOptions &options,
                                               const std::string &soPath);
 
-/// The directory holding libtrainc_rt.a for the running executable.
+/// The runtime archive for the running executable: PREFIX/LIBDIR/
+/// libtrainc_rt.a when installed, build/lib/libtrainc_rt.a in the build tree.
 std::string defaultRuntimeLibrary(const char *argv0);
 
 } // namespace trainc

@@ -167,9 +167,13 @@ const char *kVersionScript = R"(TRAINC_1 {
 };
 )";
 
+/// Links `object` with the runtime into `output`, a temporary that is later
+/// renamed to a file called `soname`: its SONAME, so that programs linked
+/// against the library record that name, not the path they linked from.
 llvm::Error linkSharedObject(const std::string &object,
                              const std::string &runtime,
-                             const std::string &output) {
+                             const std::string &output,
+                             const std::string &soname) {
   auto compiler = llvm::sys::findProgramByName("c++");
   if (!compiler)
     return llvm::createStringError("no C++ compiler driver (c++) on PATH to "
@@ -187,7 +191,7 @@ llvm::Error linkSharedObject(const std::string &object,
   std::vector<std::string> args = {
       *compiler, "-shared", "-o", output, object,
       "-Wl,--whole-archive", runtime, "-Wl,--no-whole-archive",
-      "-Wl,--version-script=" + script, "-Wl,-z,defs",
+      "-Wl,--version-script=" + script, "-Wl,-soname," + soname, "-Wl,-z,defs",
       "-fopenmp", "-lopenblas", "-lm"};
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string message;
@@ -218,9 +222,26 @@ std::string headerFor(const std::string &name, const std::string &manifest) {
 std::string defaultRuntimeLibrary(const char *argv0) {
   std::string executable =
       llvm::sys::fs::getMainExecutable(argv0, (void *)&defaultRuntimeLibrary);
-  llvm::SmallString<256> path(llvm::sys::path::parent_path(executable));
-  llvm::sys::path::append(path, "..", "lib", "libtrainc_rt.a");
-  return std::string(path);
+  llvm::StringRef binDir = llvm::sys::path::parent_path(executable);
+  auto besideBin = [&](llvm::StringRef libDir) {
+    llvm::SmallString<256> path(binDir);
+    llvm::sys::path::append(path, "..", libDir, "libtrainc_rt.a");
+    return std::string(path);
+  };
+  // Installed: PREFIX/<libdir>, where libdir may be lib/<multiarch>; in the
+  // build tree: build/lib. An absolute libdir comes last, so that a build
+  // tree never picks up an installed archive.
+  llvm::StringRef installLibDir = TRAINC_INSTALL_LIBDIR;
+  std::vector<std::string> candidates;
+  if (!llvm::sys::path::is_absolute(installLibDir))
+    candidates.push_back(besideBin(installLibDir));
+  candidates.push_back(besideBin("lib"));
+  if (llvm::sys::path::is_absolute(installLibDir))
+    candidates.push_back((installLibDir + "/libtrainc_rt.a").str());
+  for (const std::string &candidate : candidates)
+    if (llvm::sys::fs::exists(candidate))
+      return candidate;
+  return besideBin("lib");
 }
 
 llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
@@ -269,7 +290,8 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
     cleanup();
     return std::move(error);
   }
-  if (auto error = linkSharedObject(object, options.runtimeLibrary, temporary)) {
+  if (auto error = linkSharedObject(object, options.runtimeLibrary, temporary,
+                                    llvm::sys::path::filename(soPath).str())) {
     cleanup();
     return std::move(error);
   }

@@ -88,8 +88,9 @@ void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
                      "KERNEL=BACKEND: run KERNEL (e.g. conv or graph.conv) on "
                      "BACKEND (reference, openblas); repeatable");
   command.add_option("--runtime-library", options.runtimeLibrary,
-                     "The runtime archive to link (default: ../lib/"
-                     "libtrainc_rt.a next to trainc)");
+                     "The runtime archive to link (default: "
+                     "libtrainc_rt.a in the library directory of trainc's "
+                     "prefix)");
 }
 
 void addCompileCommand(CLI::App &command, CompileCommandOptions &options) {
