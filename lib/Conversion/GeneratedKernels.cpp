@@ -672,19 +672,17 @@ const llvm::StringMap<Builder> &builders() {
     t["graph.transpose"] = buildTranspose;
     for (StringRef name : {"runtime.copy", "graph.reshape", "graph.identity"})
       t[name] = buildCopy;
-    t["graph.reduce_sum"] = [](KernelBuilder &kb) {
-      return buildReduce(kb, Reduce::Sum);
-    };
-    t["graph.reduce_mean"] = [](KernelBuilder &kb) {
-      return buildReduce(kb, Reduce::Mean);
-    };
-    t["graph.reduce_max"] = [](KernelBuilder &kb) {
-      return buildReduce(kb, Reduce::Max);
-    };
-    t["graph.softmax"] = [](KernelBuilder &kb) { return buildSoftmax(kb, false); };
-    t["graph.log_softmax"] = [](KernelBuilder &kb) {
-      return buildSoftmax(kb, true);
-    };
+    for (auto [name, kind] : {std::pair("graph.reduce_sum", Reduce::Sum),
+                              std::pair("graph.reduce_mean", Reduce::Mean),
+                              std::pair("graph.reduce_max", Reduce::Max)})
+      t[name] = [kind = kind](KernelBuilder &kb) {
+        return buildReduce(kb, kind);
+      };
+    for (auto [name, logarithm] : {std::pair("graph.softmax", false),
+                                   std::pair("graph.log_softmax", true)})
+      t[name] = [logarithm = logarithm](KernelBuilder &kb) {
+        return buildSoftmax(kb, logarithm);
+      };
     t["graph.sgd_update"] = buildSgd;
     t["graph.adam_update"] = buildAdam;
     return t;

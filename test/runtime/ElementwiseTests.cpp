@@ -8,17 +8,6 @@ using namespace trainc::rttest;
 
 namespace {
 
-Shape broadcast(const Shape &a, const Shape &b) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape result(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    result[i] = x == 1 ? y : x;
-  }
-  return result;
-}
-
 OpCase unary(const std::string &op, const HostTensor &x,
              std::vector<Attr> attributes = {}) {
   return {"graph." + op, {x}, {{x.dtype, x.shape}}, std::move(attributes)};
@@ -27,7 +16,7 @@ OpCase unary(const std::string &op, const HostTensor &x,
 OpCase binary(const std::string &op, const HostTensor &a, const HostTensor &b,
               DType resultType) {
   return {
-      "graph." + op, {a, b}, {{resultType, broadcast(a.shape, b.shape)}}, {}};
+      "graph." + op, {a, b}, {{resultType, broadcastShape(a.shape, b.shape)}}, {}};
 }
 
 const std::vector<std::pair<Shape, Shape>> kBroadcastShapes = {
@@ -136,7 +125,7 @@ TEST_CASE("comparisons and where", "[elementwise]") {
     HostTensor p = randomIntegers(DType::I1, lhsShape, 0, 1);
     HostTensor q = randomIntegers(DType::I1, rhsShape, 0, 1);
     checkOp(binary("equal", p, q, DType::I1));
-    Shape shape = broadcast(lhsShape, rhsShape);
+    Shape shape = broadcastShape(lhsShape, rhsShape);
     HostTensor condition = randomIntegers(DType::I1, {shape.back()}, 0, 1);
     for (DType dtype : {DType::F32, DType::I64, DType::I1}) {
       HostTensor a = randomIntegers(dtype, lhsShape, 0, 1);

@@ -104,6 +104,17 @@ HostTensor randomIntegers(DType dtype, const Shape &shape, int64_t low,
   return result;
 }
 
+Shape broadcastShape(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape result(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    result[i] = x == 1 ? y : x;
+  }
+  return result;
+}
+
 std::string formatShape(const Shape &shape) {
   return "[" + joined(shape, ", ") + "]";
 }

@@ -57,6 +57,8 @@ HostTensor randomIntegers(DType dtype, const Shape &shape, int64_t low,
 std::mt19937 &generator();
 
 std::string formatShape(const Shape &shape);
+/// The numpy broadcast of two shapes (assumed compatible).
+Shape broadcastShape(const Shape &a, const Shape &b);
 /// The bytes of `tensor` in its dtype's layout (i1: one byte), and back.
 std::vector<unsigned char> toBytes(const HostTensor &tensor);
 HostTensor fromBytes(DType dtype, const Shape &shape,
