@@ -18,7 +18,8 @@ struct DispatchPass : trainc::kernel::impl::DispatchPassBase<DispatchPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    // KERNEL=BACKEND overrides; "conv" is short for "graph.conv".
+    // KERNEL=BACKEND overrides; "conv" is short for "graph.conv", and
+    // "*=BACKEND" asks for BACKEND wherever it can run a launch.
     llvm::StringMap<std::string> requested;
     for (const std::string &entry : overrides) {
       size_t equal = entry.find('=');
@@ -28,7 +29,7 @@ struct DispatchPass : trainc::kernel::impl::DispatchPassBase<DispatchPass> {
         return signalPassFailure();
       }
       std::string kernel = entry.substr(0, equal);
-      if (kernel.find('.') == std::string::npos)
+      if (kernel.find('.') == std::string::npos && kernel != "*")
         kernel = "graph." + kernel;
       requested[kernel] = entry.substr(equal + 1);
     }
@@ -39,7 +40,15 @@ struct DispatchPass : trainc::kernel::impl::DispatchPassBase<DispatchPass> {
       if (it != requested.end())
         used.insert(it->first());
       std::string error;
-      FailureOr<StringRef> backend = chooseBackend(launch, wanted, error);
+      FailureOr<StringRef> backend = failure();
+      auto everywhere = requested.find("*");
+      if (wanted.empty() && everywhere != requested.end()) {
+        backend = chooseBackend(launch, everywhere->second, error);
+        if (succeeded(backend))
+          used.insert("*");
+      }
+      if (failed(backend))
+        backend = chooseBackend(launch, wanted, error);
       if (failed(backend)) {
         launch.emitError(error);
         return WalkResult::interrupt();

@@ -33,11 +33,14 @@ def DispatchPass : Pass<"trainc-dispatch", "mlir::ModuleOp"> {
     Sets `backend` on each `kernel.launch` from the dispatch registry
     (BackendRegistry.cpp): the applicable backend of highest priority, or the one
     an override `KERNEL=BACKEND` names (an impossible override is an error
-    saying why).
+    saying why). `*=BACKEND` chooses BACKEND for every launch it can run and
+    leaves the others to the registry (how the differential tests force one
+    backend on every op it accepts).
   }];
   let options = [
     ListOption<"overrides", "overrides", "std::string",
-               "KERNEL=BACKEND choices, e.g. graph.conv=reference">,
+               "KERNEL=BACKEND choices, e.g. graph.conv=reference, or "
+               "*=BACKEND wherever BACKEND can run">,
   ];
 }
 

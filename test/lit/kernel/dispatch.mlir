@@ -4,11 +4,21 @@
 // RUN: trainc-opt %s --trainc-dispatch -split-input-file | FileCheck %s
 // RUN: trainc-opt %s --trainc-dispatch="overrides=gemm=reference" -split-input-file | FileCheck %s --check-prefix=FORCED
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=graph.gemm=dnnl" -split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: trainc-opt %s --trainc-dispatch="overrides=*=reference" -split-input-file | FileCheck %s --check-prefix=ALLREF
+// RUN: trainc-opt %s --trainc-dispatch="overrides=*=openblas" -split-input-file | FileCheck %s --check-prefix=ALLBLAS
 
 // CHECK: kernel.launch "graph.gemm"{{.*}}backend = "openblas"
 // CHECK: kernel.launch "graph.relu"{{.*}}backend = "generated"
 // FORCED: kernel.launch "graph.gemm"{{.*}}backend = "reference"
 // FORCED: kernel.launch "graph.relu"{{.*}}backend = "generated"
+// ALLREF: kernel.launch "graph.gemm"{{.*}}backend = "reference"
+// ALLREF: kernel.launch "graph.relu"{{.*}}backend = "reference"
+// ALLREF: kernel.launch "graph.gemm"{{.*}}backend = "reference"
+// ALLREF: kernel.launch "graph.relu"{{.*}}backend = "reference"
+// ALLBLAS: kernel.launch "graph.gemm"{{.*}}backend = "openblas"
+// ALLBLAS: kernel.launch "graph.relu"{{.*}}backend = "generated"
+// ALLBLAS: kernel.launch "graph.gemm"{{.*}}backend = "reference"
+// ALLBLAS: kernel.launch "graph.relu"{{.*}}backend = "reference"
 // UNKNOWN: no backend 'dnnl' for graph.gemm (available: openblas, reference)
 func.func @f(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>, %d: memref<2x4xf32>) {
   kernel.launch "graph.gemm"(%a, %b) -> (%c) {options = {}} : (memref<2x3xf32>, memref<3x4xf32>) -> memref<2x4xf32>
