@@ -7,8 +7,9 @@
 // a straight sequence of trainc_rt_launch calls: argument buffers are
 // loaded from `arguments`, intermediates are `arena + offset` (from the
 // memory plan), constants are globals. A launch that fails returns its
-// status at once. Weights go in as one raw byte array, never as IR
-// constants.
+// status at once. The descriptors are also listed in
+// `trainc_model_kernels`, which the runtime prepares when a session opens.
+// Weights go in as one raw byte array, never as IR constants.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Codegen/ModelEmitter.h"
@@ -63,6 +64,8 @@ struct Emitter {
   llvm::PointerType *ptr;
   llvm::FunctionCallee launch;
   unsigned globals = 0;
+  /// Every descriptor string, for trainc_model_kernels.
+  std::vector<llvm::Constant *> descriptors;
 
   Emitter(llvm::LLVMContext &context, llvm::Module &module)
       : context(context), module(module), builder(context),
@@ -154,8 +157,9 @@ struct Emitter {
     auto descriptor = launchDescriptor(op);
     if (!descriptor)
       return descriptor.takeError();
-    llvm::Value *text = builder.CreateGlobalString(
+    llvm::GlobalVariable *text = builder.CreateGlobalString(
         *descriptor, "kernel." + std::to_string(globals++), 0, &module);
+    descriptors.push_back(text);
     auto store = [&](llvm::Value *array, ValueRange values) {
       for (auto [i, value] : llvm::enumerate(values))
         builder.CreateStore(pointers.lookup(value),
@@ -173,6 +177,18 @@ struct Emitter {
     builder.CreateRet(status);
     builder.SetInsertPoint(next);
     return llvm::Error::success();
+  }
+
+  /// trainc_model_kernels: every descriptor, null-terminated, so that the
+  /// runtime prepares each launch when a session opens.
+  void emitKernelTable() {
+    std::vector<llvm::Constant *> entries = descriptors;
+    entries.push_back(llvm::ConstantPointerNull::get(ptr));
+    auto *type = llvm::ArrayType::get(ptr, entries.size());
+    auto *table = new llvm::GlobalVariable(
+        module, type, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+        llvm::ConstantArray::get(type, entries), "trainc_model_kernels");
+    table->setVisibility(llvm::GlobalValue::HiddenVisibility);
   }
 };
 
@@ -218,6 +234,7 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
       count = count.is_null() ? 1 : count.get<int>() + 1;
     });
   }
+  emitter.emitKernelTable();
   manifest["functions"] = functions;
   manifest["backends"] = backends;
 

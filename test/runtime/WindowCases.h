@@ -35,6 +35,12 @@ struct ConvCase {
     return {ints("strides", strides), ints("pads", pads),
             ints("dilations", dilations), integer("group", group)};
   }
+  /// Every backend with a conv kernel that runs this case (dnnl: f32).
+  std::vector<std::string> backends() const {
+    if (dtype == DType::F32)
+      return {"reference", "openblas", "dnnl"};
+    return {"reference", "openblas"};
+  }
   std::string describe() const {
     return "input " + formatShape(input) + " weight " + formatShape(weight) +
            " strides " + formatShape(strides) + " pads " + formatShape(pads) +
@@ -101,6 +107,36 @@ struct PoolCase {
     else
       result.push_back(flag("count_include_pad", countIncludePad));
     return result;
+  }
+  /// Whether oneDNN computes this case exactly as the graph op: f32, no
+  /// window entirely in the padding, and (average counting the padding)
+  /// no window past the end padding.
+  bool dnnlExact(bool isMax) const {
+    if (dtype != DType::F32)
+      return false;
+    size_t rank = input.size() - 2;
+    Shape out = output(isMax);
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t dilation = isMax ? dilations[d] : 1;
+      for (int64_t o = 0; o < out[d + 2]; ++o) {
+        int64_t start = o * strides[d] - pads[d];
+        bool inside = false;
+        for (int64_t k = 0; k < kernel[d]; ++k)
+          inside |= start + k * dilation >= 0 &&
+                    start + k * dilation < input[d + 2];
+        if (!inside ||
+            (!isMax && countIncludePad &&
+             start + kernel[d] > input[d + 2] + pads[d + rank]))
+          return false;
+      }
+    }
+    return true;
+  }
+  /// The backends to compare on this case.
+  std::vector<std::string> backends(bool isMax) const {
+    if (dnnlExact(isMax))
+      return {"reference", "dnnl"};
+    return {"reference"};
   }
   /// Average pooling has no dilations.
   bool undilated() const {
