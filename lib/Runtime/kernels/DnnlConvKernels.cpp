@@ -16,6 +16,10 @@ namespace {
 
 using dnnl::memory;
 
+/// Input channels per group below which blocked layouts cost more than
+/// they save (measured, see buildConvBackwardInput).
+constexpr int64_t kFewChannels = 8;
+
 /// oneDNN's view of a conv: weights [G, M/G, C/G, K...] when grouped (the
 /// same bytes as [M, C/G, K...]), dilations counted from 0.
 struct DnnlConv {
@@ -90,8 +94,14 @@ bool buildConvBackwardInput(const Launch &launch, DnnlKernel &kernel,
   if (!checkConvBackwardInput(launch, conv, error) ||
       !describeConv(launch, conv, geometry, error))
     return false;
+  // Blocked layouts pad channels to the vector width: with few input
+  // channels a dense input gradient is faster (64x1x28x28, 32 3x3 filters:
+  // 0.44 ms against 3.6 ms on one thread).
+  memory::desc gradInputDesc = conv.groupChannels < kFewChannels
+                                   ? plainDesc(conv.inputShape)
+                                   : anyLayout(conv.inputShape);
   dnnl::convolution_backward_data::desc backward(
-      dnnl::algorithm::convolution_direct, anyLayout(conv.inputShape),
+      dnnl::algorithm::convolution_direct, gradInputDesc,
       anyLayout(geometry.weightShape), anyLayout(conv.outputShape), geometry.strides,
       geometry.dilations, geometry.padsBegin, geometry.padsEnd);
   dnnl::convolution_backward_data::primitive_desc desc(
