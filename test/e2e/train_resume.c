@@ -94,6 +94,16 @@ int main(int argc, char **argv) {
   printf("6 steps straight == 3 + save + resume + 3: %zu parameters bit-identical, "
          "loss %.6f\n", n1, loss_straight);
 
+  /* The session's memory: the manifest's arena, and oneDNN's scratch (the
+   * MLP's GEMMs run on oneDNN, which needs none at this size: any value is
+   * fine, the call must answer). */
+  size_t arena = 0, library_scratch = 0;
+  check(trainc_get_memory(resumed, &arena, &library_scratch), "memory");
+  if (arena == 0)
+    return 1;
+  printf("session memory: arena %zu bytes + library scratch %zu bytes\n", arena,
+         library_scratch);
+
   /* Bad inputs: error codes and messages, no crash. */
   int64_t wrong_shape[4] = {BATCH + 1, 1, 28, 28};
   trainc_tensor wrong = {TRAINC_FLOAT32, 4, wrong_shape, images};
