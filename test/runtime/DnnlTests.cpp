@@ -22,29 +22,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-/// conv, conv_backward_input and conv_backward_weight of one geometry.
-std::vector<OpCase> convOps(const ConvCase &c, bool bias = true) {
-  std::vector<Attr> input = c.attributes(), weight = c.attributes();
-  input.push_back(ints("input_shape", c.input));
-  weight.push_back(ints("weight_shape", c.weight));
-  OpCase forward{"graph.conv",
-                 {randomTensor(c.dtype, c.input),
-                  randomTensor(c.dtype, c.weight)},
-                 {{c.dtype, c.output()}},
-                 c.attributes()};
-  if (bias)
-    forward.inputs.push_back(randomTensor(c.dtype, {c.weight[0]}));
-  return {forward,
-          {"graph.conv_backward_input",
-           {randomTensor(c.dtype, c.output()), randomTensor(c.dtype, c.weight)},
-           {{c.dtype, c.input}},
-           input},
-          {"graph.conv_backward_weight",
-           {randomTensor(c.dtype, c.output()), randomTensor(c.dtype, c.input)},
-           {{c.dtype, c.weight}},
-           weight}};
-}
-
 /// A batch-norm training step's three kernels on [N, C, ...].
 std::vector<OpCase> batchNormOps(const Shape &shape) {
   int64_t c = shape[1];
@@ -108,11 +85,11 @@ TEST_CASE("dnnl refuses what oneDNN would compute differently",
                    {0, 0, 0, 0}, {1, 1}, true, true};
   HostTensor x = randomTensor(DType::F32, paddingOnly.input);
   std::vector<std::pair<OpCase, std::string>> cases = {
-      {convOps({DType::F64, {2, 3, 5, 5}, {4, 3, 3, 3}, {1, 1},
-                {1, 1, 1, 1}, {1, 1}, 1})[0],
+      {ConvCase{DType::F64, {2, 3, 5, 5}, {4, 3, 3, 3}, {1, 1},
+                {1, 1, 1, 1}, {1, 1}, 1}.ops()[0],
        "f64 is not supported by the dnnl backend"},
-      {convOps({DType::F32, {1, 2, 3, 3, 3, 3}, {2, 2, 1, 1, 1, 1},
-                {1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 1}, 1})[2],
+      {ConvCase{DType::F32, {1, 2, 3, 3, 3, 3}, {2, 2, 1, 1, 1, 1},
+                {1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 1}, 1}.ops()[2],
        "1 to 3 spatial dims"},
       {{"graph.max_pool",
         {x},
@@ -165,7 +142,7 @@ TEST_CASE("dnnl kernels give the same bits every run at one thread count",
                  {3, 3, 3, 3}, {1, 1}, 1},
         ConvCase{DType::F32, {4, 8, 30, 30}, {8, 4, 3, 3}, {2, 1},
                  {1, 1, 1, 1}, {1, 1}, 2}})
-    for (const OpCase &op : convOps(c))
+    for (const OpCase &op : c.ops())
       ops.push_back(op);
   for (const OpCase &op : batchNormOps({32, 16, 14, 14}))
     ops.push_back(op);
@@ -206,7 +183,7 @@ TEST_CASE("dnnl against OpenBLAS and the reference at the models' shapes",
   std::vector<Case> cases;
   auto addConv = [&](const std::string &name, const ConvCase &c) {
     const char *suffix[] = {" fwd", " bwd-data", " bwd-weights"};
-    std::vector<OpCase> ops = convOps(c);
+    std::vector<OpCase> ops = c.ops();
     for (size_t i = 0; i < ops.size(); ++i)
       cases.push_back({name + suffix[i], ops[i], {"openblas", "dnnl"}});
   };

@@ -35,6 +35,28 @@ struct ConvCase {
     return {ints("strides", strides), ints("pads", pads),
             ints("dilations", dilations), integer("group", group)};
   }
+  /// graph.conv (with a bias when asked), graph.conv_backward_input and
+  /// graph.conv_backward_weight of this geometry on random data.
+  std::vector<OpCase> ops(bool bias = true) const {
+    std::vector<Attr> inputAttributes = attributes(),
+                      weightAttributes = attributes();
+    inputAttributes.push_back(ints("input_shape", input));
+    weightAttributes.push_back(ints("weight_shape", weight));
+    HostTensor x = randomTensor(dtype, input), w = randomTensor(dtype, weight);
+    HostTensor gradOutput = randomTensor(dtype, output());
+    OpCase forward{"graph.conv", {x, w}, {{dtype, output()}}, attributes()};
+    if (bias)
+      forward.inputs.push_back(randomTensor(dtype, {weight[0]}));
+    return {forward,
+            {"graph.conv_backward_input",
+             {gradOutput, w},
+             {{dtype, input}},
+             inputAttributes},
+            {"graph.conv_backward_weight",
+             {gradOutput, x},
+             {{dtype, weight}},
+             weightAttributes}};
+  }
   /// Every backend with a conv kernel that runs this case (dnnl: f32).
   std::vector<std::string> backends() const {
     if (dtype == DType::F32)
