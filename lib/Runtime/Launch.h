@@ -13,6 +13,11 @@
 // digits, booleans as 0/1, strings and types (f32, i64, ...) verbatim.
 // Buffers are dense, row-major; i1 is one byte per element.
 //
+// The compiler also lists every descriptor (trainc_model_kernels): the
+// session prepares each launch when it opens (prepareLaunch: parse, find
+// the kernel, run its prepare hook, which creates library primitives), and
+// trainc_rt_launch finds the prepared launch by the descriptor's address.
+//
 // This header is the runtime's side of that contract (no MLIR here).
 //
 //===----------------------------------------------------------------------===//

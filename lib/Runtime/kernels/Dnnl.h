@@ -15,9 +15,9 @@
 // Threads: oneDNN runs on the process's GNU OpenMP pool and fixes the
 // thread count of a primitive when it is created, i.e. when the session
 // opens (after it set the count). For a fixed thread count the results are
-// bit-identical run to run; some primitives (the convolutions' weight
-// gradients, matmul) split reductions by thread count, so 1 and 2 threads
-// may round differently (see kernels/README.md).
+// bit-identical run to run; a primitive may split a reduction by thread
+// count (the conv weight gradient does), so 1 and 2 threads may round
+// differently (see kernels/README.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRAINC_LIB_RUNTIME_KERNELS_DNNL_H
