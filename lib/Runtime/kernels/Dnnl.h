@@ -29,6 +29,7 @@
 
 #include <functional>
 #include <memory>
+#include <unordered_map>
 
 namespace trainc::rt {
 
@@ -44,7 +45,7 @@ class DnnlKernel final : public PreparedKernel {
 public:
   using Memory = int; ///< an index into the kernel's memories
 
-  DnnlKernel(const Launch &launch, LibraryContext &libraries);
+  explicit DnnlKernel(LibraryContext &libraries);
 
   const dnnl::engine &engine() const { return context->engine; }
 
@@ -89,7 +90,6 @@ private:
 
   Memory bind(const dnnl::memory::desc &desc, Binding binding);
 
-  std::string op;
   std::shared_ptr<DnnlContext> context;
   std::vector<dnnl::memory> memories;
   std::vector<Binding> bindings;
@@ -117,7 +117,7 @@ std::unique_ptr<PreparedKernel> prepareDnnl(const Launch &launch,
                                             std::string &error) {
   if (!checkDnnlFloat32(launch, error))
     return nullptr;
-  auto kernel = std::make_unique<DnnlKernel>(launch, libraries);
+  auto kernel = std::make_unique<DnnlKernel>(libraries);
   if (!build(launch, *kernel, error))
     return nullptr;
   return kernel;

@@ -10,8 +10,7 @@ size_t alignUp(size_t bytes) {
 }
 } // namespace
 
-DnnlKernel::DnnlKernel(const Launch &launch, LibraryContext &libraries)
-    : op(launch.op) {
+DnnlKernel::DnnlKernel(LibraryContext &libraries) {
   if (!libraries.dnnl)
     libraries.dnnl = std::make_shared<DnnlContext>();
   context = libraries.dnnl;
