@@ -63,6 +63,13 @@ TEST_CASE("every graph op has a reference kernel", "[launch]") {
        {"graph.matmul", "graph.gemm", "graph.conv", "graph.conv_backward_input",
         "graph.conv_backward_weight"})
     CHECK(rt::findKernel(op, "openblas"));
+  for (const char *op :
+       {"graph.matmul", "graph.gemm", "graph.conv", "graph.conv_backward_input",
+        "graph.conv_backward_weight", "graph.max_pool", "graph.avg_pool",
+        "graph.max_pool_backward", "graph.avg_pool_backward",
+        "graph.batch_norm_training", "graph.batch_norm_inference",
+        "graph.batch_norm_training_backward"})
+    CHECK(rt::findKernel(op, "dnnl").prepare);
   // Nothing registered that the dialect does not define.
   for (const auto &[op, backend] : rt::registeredKernels()) {
     INFO(op << " on " << backend);
