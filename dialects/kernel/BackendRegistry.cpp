@@ -28,6 +28,116 @@ static bool float32OrMask(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// oneDNN: what lib/Runtime/kernels/Dnnl*.cpp refuse, these reject.
+//===----------------------------------------------------------------------===//
+
+static ArrayRef<int64_t> shapeOf(Value buffer) {
+  return cast<MemRefType>(buffer.getType()).getShape();
+}
+
+/// f32 buffers, none empty.
+static bool dnnlBuffers(LaunchOp launch, std::string &whyNot) {
+  if (!allFloat32(launch, whyNot))
+    return false;
+  for (Value buffer : launch->getOperands())
+    if (cast<MemRefType>(buffer.getType()).getNumElements() == 0) {
+      whyNot = "it runs no empty tensors";
+      return false;
+    }
+  return true;
+}
+
+/// [N, C, D...] with 1 to 3 spatial dims.
+static bool dnnlSpatial(Value buffer, std::string &whyNot) {
+  size_t rank = shapeOf(buffer).size();
+  if (rank < 3 || rank > 5) {
+    whyNot = "it handles 1 to 3 spatial dims";
+    return false;
+  }
+  return true;
+}
+
+static bool dnnlConv(LaunchOp launch, std::string &whyNot) {
+  return dnnlBuffers(launch, whyNot) &&
+         dnnlSpatial(launch.getOutputs()[0], whyNot) &&
+         dnnlSpatial(launch.getInputs()[0], whyNot);
+}
+
+static bool dnnlMatmul(LaunchOp launch, std::string &whyNot) {
+  if (!dnnlBuffers(launch, whyNot))
+    return false;
+  for (Value buffer : launch.getInputs())
+    if (shapeOf(buffer).size() > 12) {
+      whyNot = "it handles up to 12 dims";
+      return false;
+    }
+  return true;
+}
+
+static ArrayRef<int64_t> integers(LaunchOp launch, StringRef name) {
+  auto array = launch.getOptions().getAs<DenseI64ArrayAttr>(name);
+  return array ? array.asArrayRef() : ArrayRef<int64_t>();
+}
+
+/// Pooling windows oneDNN computes as the graph op does: none lies in the
+/// padding only (oneDNN's max would be the lowest float, not -inf), and an
+/// average that counts the padding never crosses the end padding (ceil_mode:
+/// oneDNN divides by the whole kernel, the graph op by the clipped window).
+static bool dnnlPool(LaunchOp launch, std::string &whyNot) {
+  if (!dnnlBuffers(launch, whyNot))
+    return false;
+  StringRef kernel = launch.getKernel();
+  bool isMax = kernel.starts_with("graph.max_pool");
+  bool backward = kernel.ends_with("_backward");
+  // The forward op's input and output.
+  ArrayRef<int64_t> input =
+      !backward ? shapeOf(launch.getInputs()[0])
+      : isMax   ? shapeOf(launch.getInputs()[1])
+                : integers(launch, "input_shape");
+  ArrayRef<int64_t> output = backward ? shapeOf(launch.getInputs()[0])
+                                      : shapeOf(launch.getOutputs()[0]);
+  if (!dnnlSpatial(backward ? launch.getInputs()[0] : launch.getOutputs()[0],
+                   whyNot))
+    return false;
+  size_t rank = input.size() - 2;
+  ArrayRef<int64_t> window = integers(launch, "kernel_shape");
+  ArrayRef<int64_t> strides = integers(launch, "strides");
+  ArrayRef<int64_t> pads = integers(launch, "pads");
+  ArrayRef<int64_t> dilations = integers(launch, "dilations");
+  auto flag = [&](StringRef name) {
+    auto value = launch.getOptions().getAs<BoolAttr>(name);
+    return value && value.getValue();
+  };
+  bool countIncludePad = !isMax && flag("count_include_pad");
+  if (window.size() != rank || strides.size() != rank ||
+      pads.size() != 2 * rank || output.size() != input.size() ||
+      (isMax && dilations.size() != rank)) {
+    whyNot = "its window attributes do not match the operands";
+    return false;
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t dilation = isMax ? dilations[d] : 1;
+    for (int64_t o = 0; o < output[d + 2]; ++o) {
+      int64_t start = o * strides[d] - pads[d];
+      bool inside = false;
+      for (int64_t k = 0; k < window[d] && !inside; ++k)
+        inside = start + k * dilation >= 0 &&
+                 start + k * dilation < input[d + 2];
+      if (!inside) {
+        whyNot = "a window lies entirely in the padding";
+        return false;
+      }
+      if (countIncludePad && start + window[d] > input[d + 2] + pads[d + rank]) {
+        whyNot = "an average counting the padding crosses the end padding "
+                 "(ceil_mode)";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 /// Optimizer updates: f32 tensors and learning rate, the i64 step (operand
 /// `stepIndex`).
 template <unsigned stepIndex>
@@ -43,8 +153,31 @@ static bool float32Update(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
+/// Batch norm over [N, C] to [N, C, D1, D2, D3].
+static bool dnnlBatchNorm(LaunchOp launch, std::string &whyNot) {
+  if (!dnnlBuffers(launch, whyNot))
+    return false;
+  if (shapeOf(launch.getOutputs()[0]).size() > 5) {
+    whyNot = "it handles 2 to 5 dims";
+    return false;
+  }
+  return true;
+}
+
 llvm::ArrayRef<BackendRule> backendRules() {
   static const BackendRule rules[] = {
+      // oneDNN, ahead of OpenBLAS and the reference kernels where it was
+      // faster at the reference models' shapes (docs/RUNTIME.md has the
+      // numbers).
+      {"graph.matmul", "dnnl", 20, dnnlMatmul},
+      {"graph.gemm", "dnnl", 20, dnnlMatmul},
+      {"graph.conv", "dnnl", 20, dnnlConv},
+      {"graph.conv_backward_input", "dnnl", 20, dnnlConv},
+      {"graph.conv_backward_weight", "dnnl", 20, dnnlConv},
+      {"graph.max_pool", "dnnl", 20, dnnlPool},
+      {"graph.avg_pool", "dnnl", 20, dnnlPool},
+      {"graph.max_pool_backward", "dnnl", 20, dnnlPool},
+      {"graph.avg_pool_backward", "dnnl", 20, dnnlPool},
       // OpenBLAS sgemm: matrix products, and convolutions as im2col + sgemm.
       {"graph.matmul", "openblas", 10, allFloat32},
       {"graph.gemm", "openblas", 10, allFloat32},
@@ -90,6 +223,11 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"runtime.copy", "generated", 5, always},
       // The runtime's reference kernels run everything.
       {"*", "reference", 0, always},
+      // oneDNN's batch norm was not faster than the reference kernels: it
+      // runs only when asked for (--dispatch).
+      {"graph.batch_norm_training", "dnnl", -10, dnnlBatchNorm},
+      {"graph.batch_norm_inference", "dnnl", -10, dnnlBatchNorm},
+      {"graph.batch_norm_training_backward", "dnnl", -10, dnnlBatchNorm},
   };
   return rules;
 }

@@ -75,6 +75,15 @@ TRAINC_API trainc_status trainc_session_open(const trainc_session_options *optio
                                   trainc_session **session);
 TRAINC_API void trainc_session_close(trainc_session *session);
 
+/* Memory the session holds for running steps, besides parameters and
+ * optimizer state: the arena of intermediates (planned at compile time; the
+ * manifest's "arena_size") and the scratch memory kernel libraries asked for
+ * when the session opened (oneDNN's scratchpads and layout conversions,
+ * which depend on the running CPU). Either pointer may be NULL. */
+TRAINC_API trainc_status trainc_get_memory(const trainc_session *session,
+                                           size_t *arena_bytes,
+                                           size_t *library_scratch_bytes);
+
 TRAINC_API trainc_status trainc_set_learning_rate(trainc_session *session, double lr);
 TRAINC_API trainc_status trainc_get_learning_rate(const trainc_session *session,
                                        double *lr);

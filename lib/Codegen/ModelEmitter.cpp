@@ -8,10 +8,11 @@
 // `arguments`, intermediates are `arena + offset` (from the memory plan),
 // constants are globals. A library or reference kernel is a
 // trainc_rt_launch call, and a launch that fails returns its status at
-// once; a generated kernel is a call of each of its nest functions
-// (lowered separately, see LoopToLLVM.h), through trainc_rt_parallel_for
-// when the nest is split across threads. Weights go in as one raw byte
-// array, never as IR constants.
+// once; its descriptor is also listed in `trainc_model_kernels`, which the
+// runtime prepares when a session opens. A generated kernel is a call of
+// each of its nest functions (lowered separately, see LoopToLLVM.h),
+// through trainc_rt_parallel_for when the nest is split across threads.
+// Weights go in as one raw byte array, never as IR constants.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Codegen/ModelEmitter.h"
@@ -70,6 +71,8 @@ struct Emitter {
   /// Per nest function, its trainc_rt_parallel_for task.
   llvm::StringMap<llvm::Function *> tasks;
   unsigned globals = 0;
+  /// Every descriptor string, for trainc_model_kernels.
+  std::vector<llvm::Constant *> descriptors;
 
   Emitter(ModuleOp lowered, llvm::LLVMContext &context, llvm::Module &module)
       : lowered(lowered), context(context), module(module), builder(context),
@@ -239,8 +242,9 @@ struct Emitter {
     auto descriptor = launchDescriptor(op);
     if (!descriptor)
       return descriptor.takeError();
-    llvm::Value *text = builder.CreateGlobalString(
+    llvm::GlobalVariable *text = builder.CreateGlobalString(
         *descriptor, "kernel." + std::to_string(globals++), 0, &module);
+    descriptors.push_back(text);
     auto store = [&](llvm::Value *array, ValueRange values) {
       for (auto [i, value] : llvm::enumerate(values))
         builder.CreateStore(pointers.lookup(value),
@@ -258,6 +262,18 @@ struct Emitter {
     builder.CreateRet(status);
     builder.SetInsertPoint(next);
     return llvm::Error::success();
+  }
+
+  /// trainc_model_kernels: every descriptor, null-terminated, so that the
+  /// runtime prepares each launch when a session opens.
+  void emitKernelTable() {
+    std::vector<llvm::Constant *> entries = descriptors;
+    entries.push_back(llvm::ConstantPointerNull::get(ptr));
+    auto *type = llvm::ArrayType::get(ptr, entries.size());
+    auto *table = new llvm::GlobalVariable(
+        module, type, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+        llvm::ConstantArray::get(type, entries), "trainc_model_kernels");
+    table->setVisibility(llvm::GlobalValue::HiddenVisibility);
   }
 };
 
@@ -305,6 +321,7 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
       count = count.is_null() ? 1 : count.get<int>() + 1;
     });
   }
+  emitter.emitKernelTable();
   manifest["functions"] = functions;
   manifest["backends"] = backends;
 

@@ -157,7 +157,7 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
 const char *kVersionScript = R"(TRAINC_1 {
   global:
     trainc_api_version; trainc_manifest; trainc_last_error;
-    trainc_session_open; trainc_session_close;
+    trainc_session_open; trainc_session_close; trainc_get_memory;
     trainc_set_learning_rate; trainc_get_learning_rate; trainc_get_step;
     trainc_train_step; trainc_forward;
     trainc_num_parameters; trainc_parameter_name;
@@ -192,7 +192,7 @@ llvm::Error linkSharedObject(const std::string &object,
       *compiler, "-shared", "-o", output, object,
       "-Wl,--whole-archive", runtime, "-Wl,--no-whole-archive",
       "-Wl,--version-script=" + script, "-Wl,-soname," + soname, "-Wl,-z,defs",
-      "-fopenmp", "-lopenblas", "-lm"};
+      "-fopenmp", "-lopenblas", "-ldnnl", "-lm"};
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string message;
   std::string log = output + ".log";

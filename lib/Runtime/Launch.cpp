@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <exception>
 #include <sstream>
 
 namespace trainc::rt {
@@ -161,7 +162,7 @@ std::vector<int64_t> Launch::ints(const std::string &name) const {
   return values;
 }
 
-using KernelTable = std::map<std::pair<std::string, std::string>, KernelFunction>;
+using KernelTable = std::map<std::pair<std::string, std::string>, KernelEntry>;
 
 static KernelTable &rawTable() {
   static KernelTable kernels;
@@ -178,14 +179,19 @@ static KernelTable &table() {
   return rawTable();
 }
 
-KernelFunction findKernel(const std::string &op, const std::string &backend) {
+KernelEntry findKernel(const std::string &op, const std::string &backend) {
   auto it = table().find({op, backend});
-  return it == table().end() ? nullptr : it->second;
+  return it == table().end() ? KernelEntry() : it->second;
 }
 
 void registerKernel(const std::string &op, const std::string &backend,
                     KernelFunction kernel) {
-  rawTable()[{op, backend}] = kernel;
+  rawTable()[{op, backend}] = KernelEntry{kernel, nullptr};
+}
+
+void registerPreparedKernel(const std::string &op, const std::string &backend,
+                            PrepareFunction prepare) {
+  rawTable()[{op, backend}] = KernelEntry{nullptr, prepare};
 }
 
 std::vector<std::pair<std::string, std::string>> registeredKernels() {
@@ -193,6 +199,61 @@ std::vector<std::pair<std::string, std::string>> registeredKernels() {
   for (const auto &[key, kernel] : table())
     keys.push_back(key);
   return keys;
+}
+
+/// "<op>: <message>" unless the message already names the op.
+static void nameOp(const Launch &launch, std::string &error) {
+  std::string prefix = launch.op + ": ";
+  if (error.compare(0, prefix.size(), prefix) != 0)
+    error = prefix + error;
+}
+
+bool PreparedLaunch::run(void *const *inputs, void *const *outputs,
+                         void *scratch, std::string &error) const {
+  bool ok = false;
+  try {
+    ok = prepared ? prepared->run(inputs, outputs, scratch, error)
+                  : kernel(launch, inputs, outputs, error);
+  } catch (const std::exception &exception) {
+    error = exception.what();
+  } catch (...) {
+    error = "unknown exception";
+  }
+  if (!ok)
+    nameOp(launch, error);
+  return ok;
+}
+
+bool prepareLaunch(const char *descriptor, LibraryContext &libraries,
+                   PreparedLaunch &prepared, std::string &error) {
+  auto launch = parseLaunch(descriptor, error);
+  if (!launch) {
+    error = "bad kernel descriptor: " + error;
+    return false;
+  }
+  KernelEntry entry = findKernel(launch->op, launch->backend);
+  if (!entry) {
+    error = "the runtime has no " + launch->backend + " kernel for " +
+            launch->op;
+    return false;
+  }
+  prepared.launch = std::move(*launch);
+  prepared.kernel = entry.run;
+  prepared.prepared.reset();
+  if (!entry.prepare)
+    return true;
+  try {
+    prepared.prepared = entry.prepare(prepared.launch, libraries, error);
+  } catch (const std::exception &exception) {
+    error = exception.what();
+  } catch (...) {
+    error = "unknown exception";
+  }
+  if (!prepared.prepared) {
+    nameOp(prepared.launch, error);
+    return false;
+  }
+  return true;
 }
 
 } // namespace trainc::rt

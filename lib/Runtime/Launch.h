@@ -13,6 +13,11 @@
 // digits, booleans as 0/1, strings and types (f32, i64, ...) verbatim.
 // Buffers are dense, row-major; i1 is one byte per element.
 //
+// The compiler also lists every descriptor (trainc_model_kernels): the
+// session prepares each launch when it opens (prepareLaunch: parse, find
+// the kernel, run its prepare hook, which creates library primitives), and
+// trainc_rt_launch finds the prepared launch by the descriptor's address.
+//
 // This header is the runtime's side of that contract (no MLIR here).
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +26,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,17 +73,75 @@ std::optional<Launch> parseLaunch(const char *descriptor, std::string &error);
 using KernelFunction = bool (*)(const Launch &launch, void *const *inputs,
                                 void *const *outputs, std::string &error);
 
-/// The kernel for (op, backend), or null. The table is filled on first use
-/// by registerBuiltinKernels() (explicit calls, not static initializers:
-/// the runtime is a static library, whose unreferenced objects the linker
-/// would drop).
-KernelFunction findKernel(const std::string &op, const std::string &backend);
+struct DnnlContext; // kernels/Dnnl.h: oneDNN's engine and stream
+
+/// What the kernel libraries of one session share across its launches
+/// (oneDNN's engine and stream), created by the first prepare hook that
+/// needs it; prepared kernels keep shared references.
+struct LibraryContext {
+  std::shared_ptr<DnnlContext> dnnl;
+};
+
+/// What a kernel's prepare hook builds once per launch, when the session
+/// opens: library primitives, the memory layouts they chose, and the
+/// scratch memory a run needs.
+class PreparedKernel {
+public:
+  virtual ~PreparedKernel() = default;
+  /// Bytes of scratch memory run() uses (from a 64-byte aligned base).
+  /// Launches run one at a time, so every launch of a session shares one
+  /// scratch buffer sized to the largest.
+  virtual size_t scratchBytes() const = 0;
+  /// Like a KernelFunction, with the scratch memory.
+  virtual bool run(void *const *inputs, void *const *outputs, void *scratch,
+                   std::string &error) = 0;
+};
+
+/// Builds a kernel's state for `launch`; null with `error` set when the
+/// launch is bad or the library cannot run it.
+using PrepareFunction = std::unique_ptr<PreparedKernel> (*)(
+    const Launch &launch, LibraryContext &libraries, std::string &error);
+
+/// A kernel of the table: stateless (`run`), or prepared once per launch
+/// (`prepare`, for library primitives).
+struct KernelEntry {
+  KernelFunction run = nullptr;
+  PrepareFunction prepare = nullptr;
+  explicit operator bool() const { return run || prepare; }
+};
+
+/// The kernel for (op, backend), or an empty entry. The table is filled on
+/// first use by registerBuiltinKernels() (explicit calls, not static
+/// initializers: the runtime is a static library, whose unreferenced
+/// objects the linker would drop).
+KernelEntry findKernel(const std::string &op, const std::string &backend);
 void registerKernel(const std::string &op, const std::string &backend,
                     KernelFunction kernel);
+void registerPreparedKernel(const std::string &op, const std::string &backend,
+                            PrepareFunction prepare);
 /// Every registered (op, backend) pair, for tests and --stats.
 std::vector<std::pair<std::string, std::string>> registeredKernels();
 /// Defined in kernels/Kernels.cpp: calls every family's registration.
 void registerBuiltinKernels();
+
+/// A launch ready to run: parsed, its kernel found and prepared.
+struct PreparedLaunch {
+  Launch launch;
+  KernelFunction kernel = nullptr;          ///< a stateless kernel, or
+  std::unique_ptr<PreparedKernel> prepared; ///< what a prepare hook built
+
+  size_t scratchBytes() const { return prepared ? prepared->scratchBytes() : 0; }
+  /// Runs the kernel with `scratch` (scratchBytes() bytes, 64-byte aligned).
+  /// On failure sets `error` to "<op>: <message>"; exceptions are caught.
+  bool run(void *const *inputs, void *const *outputs, void *scratch,
+           std::string &error) const;
+};
+
+/// Parses `descriptor`, finds its kernel and runs the kernel's prepare hook
+/// (with the thread count that later runs will use: libraries such as
+/// oneDNN fix it when they build a primitive). False with `error` set.
+bool prepareLaunch(const char *descriptor, LibraryContext &libraries,
+                   PreparedLaunch &prepared, std::string &error);
 
 } // namespace trainc::rt
 

@@ -18,6 +18,10 @@ extern const unsigned char trainc_model_weights[];
 /// empty), for trainc_export_onnx.
 extern const unsigned char trainc_model_onnx[];
 extern const uint64_t trainc_model_onnx_size;
+/// Every kernel descriptor the generated functions pass to
+/// trainc_rt_launch (the same addresses), null-terminated: the session
+/// prepares each one when it opens.
+extern const char *const trainc_model_kernels[];
 int32_t trainc_model_train_step(void *state, void *const *arguments,
                                 void *arena);
 int32_t trainc_model_eval(void *state, void *const *arguments, void *arena);

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -29,17 +30,6 @@ trainc_status fail(trainc_status status, const std::string &message) {
   lastError = message;
   return status;
 }
-
-Buffer::Buffer(size_t size) : bytes(size) {
-  if (size == 0)
-    return;
-  void *p = std::aligned_alloc(64, (size + 63) / 64 * 64);
-  if (p)
-    std::memset(p, 0, size);
-  storage.reset(p);
-}
-
-void Buffer::Free::operator()(void *p) const { std::free(p); }
 
 int64_t Session::step() const {
   auto it = persistent.find("step");
@@ -95,6 +85,27 @@ static std::vector<std::string> missingCpuFeatures(const nlohmann::json &needed)
       missing.push_back(name);
   }
   return missing;
+}
+
+/// Prepares every launch of the generated code (library primitives are
+/// created here, never during a step) and sizes the shared library scratch.
+static trainc_status prepareLaunches(LaunchState &state) {
+  size_t scratch = 0;
+  for (const char *const *descriptor = trainc_model_kernels; *descriptor;
+       ++descriptor) {
+    if (state.launches.count(*descriptor))
+      continue;
+    PreparedLaunch prepared;
+    std::string error;
+    if (!prepareLaunch(*descriptor, state.libraries, prepared, error))
+      return fail(TRAINC_ERROR_KERNEL, "preparing a kernel: " + error);
+    scratch = std::max(scratch, prepared.scratchBytes());
+    state.launches.emplace(*descriptor, std::move(prepared));
+  }
+  state.libraryScratch = Buffer(scratch);
+  if (scratch && !state.libraryScratch.data())
+    return fail(TRAINC_ERROR_INTERNAL, "out of memory for library scratch");
+  return TRAINC_OK;
 }
 
 static trainc_status openSession(const trainc_session_options *options,
@@ -173,9 +184,11 @@ static trainc_status openSession(const trainc_session_options *options,
   int threads = options && options->num_threads > 0 ? options->num_threads
                                                     : omp_get_num_procs();
   // One thread pool per process: GNU OpenMP's. OpenBLAS stays at one thread
-  // (the kernels call it from OpenMP loops; see kernels/Blas.h).
+  // (the kernels call it from OpenMP loops; see kernels/Blas.h). oneDNN
+  // runs on the same pool and fixes its thread count when a primitive is
+  // created: set it before preparing the launches.
   omp_set_num_threads(threads);
-  return TRAINC_OK;
+  return prepareLaunches(session.launchState);
 }
 
 /// Checks a caller's tensor against the argument it feeds.
@@ -266,29 +279,16 @@ const char *trainc_last_error(void) { return lastError.c_str(); }
 int32_t trainc_rt_launch(void *state, const char *descriptor,
                          void *const *inputs, void *const *outputs) {
   auto *launchState = static_cast<LaunchState *>(state);
-  auto it = launchState->cache.find(descriptor);
-  if (it == launchState->cache.end()) {
-    std::string error;
-    auto launch = parseLaunch(descriptor, error);
-    if (!launch) {
-      launchState->error = "bad kernel descriptor: " + error;
-      return TRAINC_ERROR_INTERNAL;
-    }
-    KernelFunction kernel = findKernel(launch->op, launch->backend);
-    if (!kernel) {
-      launchState->error = "the runtime has no " + launch->backend +
-                           " kernel for " + launch->op;
-      return TRAINC_ERROR_INTERNAL;
-    }
-    it = launchState->cache
-             .emplace(descriptor, std::make_pair(std::move(*launch), kernel))
-             .first;
+  auto it = launchState->launches.find(descriptor);
+  if (it == launchState->launches.end()) {
+    launchState->error = std::string("kernel descriptor not prepared when the "
+                                     "session opened: ") +
+                         descriptor;
+    return TRAINC_ERROR_INTERNAL;
   }
-  std::string error;
-  if (!it->second.second(it->second.first, inputs, outputs, error)) {
-    launchState->error = it->second.first.op + ": " + error;
+  if (!it->second.run(inputs, outputs, launchState->libraryScratch.data(),
+                      launchState->error))
     return TRAINC_ERROR_KERNEL;
-  }
   return TRAINC_OK;
 }
 
@@ -307,6 +307,18 @@ trainc_status trainc_session_open(const trainc_session_options *options,
 }
 
 void trainc_session_close(trainc_session *session) { delete session; }
+
+trainc_status trainc_get_memory(const trainc_session *session,
+                                size_t *arena_bytes,
+                                size_t *library_scratch_bytes) {
+  if (!session)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "session is null");
+  if (arena_bytes)
+    *arena_bytes = session->arena.size();
+  if (library_scratch_bytes)
+    *library_scratch_bytes = session->launchState.libraryScratch.size();
+  return TRAINC_OK;
+}
 
 trainc_status trainc_set_learning_rate(trainc_session *session, double lr) {
   if (!session || !(lr > 0))

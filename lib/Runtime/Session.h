@@ -2,6 +2,7 @@
 #ifndef TRAINC_LIB_RUNTIME_SESSION_H
 #define TRAINC_LIB_RUNTIME_SESSION_H
 
+#include "lib/Runtime/Buffer.h"
 #include "lib/Runtime/Launch.h"
 #include "trainc/runtime.h"
 
@@ -25,26 +26,13 @@ struct FunctionInfo {
   int64_t arenaSize = 0;
 };
 
-/// Storage aligned for vector loads, zero-initialized.
-class Buffer {
-public:
-  explicit Buffer(size_t bytes = 0);
-  void *data() { return storage.get(); }
-  const void *data() const { return storage.get(); }
-  size_t size() const { return bytes; }
-
-private:
-  struct Free {
-    void operator()(void *p) const;
-  };
-  std::unique_ptr<void, Free> storage;
-  size_t bytes = 0;
-};
-
-/// What generated code receives as `state`: parsed kernel descriptors,
-/// cached by address, and the last kernel error.
+/// What generated code receives as `state`: every launch of the model,
+/// prepared when the session opens and found by its descriptor's address,
+/// the scratch memory kernel libraries share, and the last kernel error.
 struct LaunchState {
-  std::unordered_map<const char *, std::pair<Launch, KernelFunction>> cache;
+  std::unordered_map<const char *, PreparedLaunch> launches;
+  LibraryContext libraries;
+  Buffer libraryScratch; ///< the largest PreparedLaunch::scratchBytes()
   std::string error;
 };
 

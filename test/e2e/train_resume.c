@@ -94,6 +94,16 @@ int main(int argc, char **argv) {
   printf("6 steps straight == 3 + save + resume + 3: %zu parameters bit-identical, "
          "loss %.6f\n", n1, loss_straight);
 
+  /* The session's memory: the manifest's arena, and oneDNN's scratch (the
+   * MLP's GEMMs run on oneDNN, which needs none at this size: any value is
+   * fine, the call must answer). */
+  size_t arena = 0, library_scratch = 0;
+  check(trainc_get_memory(resumed, &arena, &library_scratch), "memory");
+  if (arena == 0)
+    return 1;
+  printf("session memory: arena %zu bytes + library scratch %zu bytes\n", arena,
+         library_scratch);
+
   /* The trained model as an ONNX inference model (checked by c_api.sh). */
   char exported[4096];
   snprintf(exported, sizeof exported, "%s.onnx", argv[1]);

@@ -9,7 +9,7 @@
 using namespace trainc;
 using namespace trainc::rttest;
 
-TEST_CASE("conv_backward_input and conv_backward_weight on both backends",
+TEST_CASE("conv_backward_input and conv_backward_weight on every backend",
           "[backward][conv]") {
   for (const ConvCase &c : convCases()) {
     INFO(c.describe());
@@ -20,14 +20,14 @@ TEST_CASE("conv_backward_input and conv_backward_weight on both backends",
              {gradOutput, randomTensor(c.dtype, c.weight)},
              {{c.dtype, c.input}},
              attributes},
-            {"reference", "openblas"});
+            c.backends());
     attributes = c.attributes();
     attributes.push_back(ints("weight_shape", c.weight));
     checkOp({"graph.conv_backward_weight",
              {gradOutput, randomTensor(c.dtype, c.input)},
              {{c.dtype, c.weight}},
              attributes},
-            {"reference", "openblas"});
+            c.backends());
   }
 }
 
@@ -42,7 +42,8 @@ TEST_CASE("max_pool_backward routes to the first maximum", "[backward][pool]") {
       checkOp({"graph.max_pool_backward",
                {randomTensor(c.dtype, output), x},
                {{c.dtype, c.input}},
-               attributes});
+               attributes},
+              c.backends(true));
   }
 }
 
@@ -56,7 +57,8 @@ TEST_CASE("avg_pool_backward divides like the forward", "[backward][pool]") {
     checkOp({"graph.avg_pool_backward",
              {randomTensor(c.dtype, c.output(false))},
              {{c.dtype, c.input}},
-             attributes});
+             attributes},
+            c.backends(false));
   }
 }
 
@@ -70,7 +72,9 @@ TEST_CASE("batch_norm_training_backward", "[backward][norm]") {
            {randomTensor(dtype, shape), randomTensor(dtype, shape, -2.0, 3.0),
             randomTensor(dtype, {c}, 0.5, 1.5)},
            {{dtype, shape}, {dtype, {c}}, {dtype, {c}}},
-           {real("epsilon", 1e-5)}});
+           {real("epsilon", 1e-5)}},
+          dtype == DType::F32 ? std::vector<std::string>{"reference", "dnnl"}
+                              : std::vector<std::string>{"reference"});
     }
 }
 

@@ -29,7 +29,12 @@ TEST_CASE("matmul with numpy semantics on both backends", "[neural]") {
                 {randomTensor(dtype, c.lhs), randomTensor(dtype, c.rhs)},
                 {{dtype, c.result}},
                 {}};
-      checkOp(op, {"reference", "openblas"});
+      // dnnl: f32, no empty operands.
+      if (dtype == DType::F32 && op.inputs[0].numElements() > 0 &&
+          op.inputs[1].numElements() > 0)
+        checkOp(op, {"reference", "openblas", "dnnl"});
+      else
+        checkOp(op, {"reference", "openblas"});
     }
 }
 
@@ -50,7 +55,21 @@ TEST_CASE("gemm with transposes, alpha, beta and a broadcast c", "[neural]") {
           OpCase op{"graph.gemm", {a, b}, {{dtype, {m, n}}}, attributes};
           if (!cShape.empty() || transA) // a case without c
             op.inputs.push_back(randomTensor(dtype, cShape));
-          checkOp(op, {"reference", "openblas"});
+          checkOp(op, dtype == DType::F32
+                          ? std::vector<std::string>{"reference", "openblas",
+                                                     "dnnl"}
+                          : std::vector<std::string>{"reference", "openblas"});
+        }
+  // alpha = beta = 1 with a row c: dnnl adds c as its bias.
+  for (const Shape &cShape : {Shape{6}, Shape{1, 6}, Shape{1}, Shape{}})
+    for (bool transB : {false, true}) {
+      HostTensor a = randomTensor(DType::F32, {5, 7});
+      HostTensor b = randomTensor(DType::F32, transB ? Shape{6, 7} : Shape{7, 6});
+      checkOp({"graph.gemm",
+               {a, b, randomTensor(DType::F32, cShape)},
+               {{DType::F32, {5, 6}}},
+               {flag("trans_b", transB)}},
+              {"reference", "openblas", "dnnl"});
         }
   // Defaults (alpha = beta = 1, no transposes) at the MLP's size.
   HostTensor x = randomTensor(DType::F32, {64, 784});
@@ -60,7 +79,7 @@ TEST_CASE("gemm with transposes, alpha, beta and a broadcast c", "[neural]") {
            {x, w, bias},
            {{DType::F32, {64, 256}}},
            {flag("trans_b", true)}},
-          {"reference", "openblas"});
+          {"reference", "openblas", "dnnl"});
 }
 
 TEST_CASE("conv in 1, 2 and 3 dims with strides, pads, dilations and groups",
@@ -75,7 +94,7 @@ TEST_CASE("conv in 1, 2 and 3 dims with strides, pads, dilations and groups",
           c.attributes()};
       if (bias)
         op.inputs.push_back(randomTensor(c.dtype, {c.weight[0]}));
-      checkOp(op, {"reference", "openblas"});
+      checkOp(op, c.backends());
     }
 }
 
@@ -87,19 +106,22 @@ TEST_CASE("max_pool and avg_pool with pads, dilations and ceil_mode",
     checkOp({"graph.max_pool",
              {x},
              {{c.dtype, c.output(true)}},
-             c.attributes(true)});
+             c.attributes(true)},
+            c.backends(true));
     if (c.undilated())
       checkOp({"graph.avg_pool",
                {x},
                {{c.dtype, c.output(false)}},
-               c.attributes(false)});
+               c.attributes(false)},
+              c.backends(false));
     // Ties: the first maximum wins (visible only in the backward pass, but
     // the forward must not mind).
     HostTensor ties = randomIntegers(c.dtype, c.input, -1, 1);
     checkOp({"graph.max_pool",
              {ties},
              {{c.dtype, c.output(true)}},
-             c.attributes(true)});
+             c.attributes(true)},
+            c.backends(true));
   }
 }
 
@@ -127,14 +149,19 @@ TEST_CASE("batch norm in training and inference mode", "[neural][norm]") {
       HostTensor bias = randomTensor(dtype, {c});
       HostTensor mean = randomTensor(dtype, {c});
       HostTensor var = randomTensor(dtype, {c}, 0.5, 2.0);
+      std::vector<std::string> backends = {"reference"};
+      if (dtype == DType::F32)
+        backends.push_back("dnnl");
       checkOp({"graph.batch_norm_training",
                {x, scale, bias, mean, var},
                {{dtype, shape}, {dtype, {c}}, {dtype, {c}}},
-               {real("epsilon", 1e-5), real("momentum", 0.9)}});
+               {real("epsilon", 1e-5), real("momentum", 0.9)}},
+              backends);
       checkOp({"graph.batch_norm_inference",
                {x, scale, bias, mean, var},
                {{dtype, shape}},
-               {real("epsilon", 1e-3)}});
+               {real("epsilon", 1e-3)}},
+              backends);
     }
 }
 

@@ -3,6 +3,7 @@
 
 #include "dialects/graph/GraphOps.h"
 #include "lib/Runtime/Launch.h"
+#include "lib/Runtime/Buffer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -285,17 +286,37 @@ HostTensor fromBytes(DType dtype, const Shape &shape,
 constexpr size_t kCanary = 64;
 constexpr unsigned char kCanaryByte = 0xA5;
 
+/// Libraries (oneDNN's engine) shared by every test launch, as a session's.
+static rt::LibraryContext &libraries() {
+  static rt::LibraryContext context;
+  return context;
+}
+
+/// A prepared launch and scratch memory of the size it asks for.
+struct TestLaunch {
+  rt::PreparedLaunch prepared;
+  rt::Buffer scratch;
+  const rt::Launch *operator->() const { return &prepared.launch; }
+  bool run(void *const *inputs, void *const *outputs, std::string &error) {
+    return prepared.run(inputs, outputs, scratch.data(), error);
+  }
+};
+
+/// Parses and prepares `text` (with the current OpenMP thread count).
+static bool prepare(const std::string &text, TestLaunch &launch,
+                    std::string &error) {
+  if (!rt::prepareLaunch(text.c_str(), libraries(), launch.prepared, error))
+    return false;
+  launch.scratch = rt::Buffer(launch.prepared.scratchBytes());
+  return true;
+}
+
 RuntimeRun runDescriptor(const std::string &text,
                          const std::vector<HostTensor> &inputs) {
   RuntimeRun run;
-  auto launch = rt::parseLaunch(text.c_str(), run.error);
-  if (!launch)
+  TestLaunch launch;
+  if (!prepare(text, launch, run.error))
     return run;
-  rt::KernelFunction kernel = rt::findKernel(launch->op, launch->backend);
-  if (!kernel) {
-    run.error = "no kernel for " + launch->op + " on " + launch->backend;
-    return run;
-  }
   std::vector<std::vector<unsigned char>> inputBytes;
   for (size_t i = 0; i < launch->inputs.size(); ++i)
     inputBytes.push_back(i < inputs.size() ? toBytes(inputs[i])
@@ -309,8 +330,7 @@ RuntimeRun runDescriptor(const std::string &text,
     inputPointers.push_back(bytes.data());
   for (auto &bytes : outputBytes)
     outputPointers.push_back(bytes.data());
-  run.ok =
-      kernel(*launch, inputPointers.data(), outputPointers.data(), run.error);
+  run.ok = launch.run(inputPointers.data(), outputPointers.data(), run.error);
   for (size_t i = 0; i < outputBytes.size(); ++i) {
     size_t size = launch->outputs[i].bytes();
     for (size_t j = size; j < size + kCanary; ++j)
@@ -338,10 +358,9 @@ RuntimeRun runKernel(const OpCase &c, const std::string &backend) {
 RuntimeRun runInPlace(const OpCase &c, const std::string &backend,
                       const std::vector<std::pair<size_t, size_t>> &aliases) {
   RuntimeRun run;
-  auto launch = rt::parseLaunch(descriptor(c, backend).c_str(), run.error);
-  REQUIRE(launch);
-  rt::KernelFunction kernel = rt::findKernel(launch->op, launch->backend);
-  REQUIRE(kernel);
+  TestLaunch launch;
+  INFO(run.error);
+  REQUIRE(prepare(descriptor(c, backend), launch, run.error));
   std::vector<std::vector<unsigned char>> inputs, outputs;
   for (const HostTensor &tensor : c.inputs)
     inputs.push_back(toBytes(tensor));
@@ -354,7 +373,7 @@ RuntimeRun runInPlace(const OpCase &c, const std::string &backend,
     out.push_back(bytes.data());
   for (const auto &[output, input] : aliases)
     out[output] = in[input];
-  run.ok = kernel(*launch, in.data(), out.data(), run.error);
+  run.ok = launch.run(in.data(), out.data(), run.error);
   for (size_t i = 0; i < out.size(); ++i) {
     const unsigned char *data = static_cast<const unsigned char *>(out[i]);
     run.bytes.emplace_back(data, data + launch->outputs[i].bytes());
@@ -388,10 +407,11 @@ void checkClose(const HostTensor &actual, const HostTensor &expected,
 double timeKernel(const OpCase &c, const std::string &backend, int threads,
                   int repeats) {
   std::string error;
-  auto launch = rt::parseLaunch(descriptor(c, backend).c_str(), error);
-  REQUIRE(launch);
-  rt::KernelFunction kernel = rt::findKernel(launch->op, launch->backend);
-  REQUIRE(kernel);
+  int saved = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  TestLaunch launch; // prepared once, as a session does
+  INFO(error);
+  REQUIRE(prepare(descriptor(c, backend), launch, error));
   std::vector<std::vector<unsigned char>> inputs, outputs;
   std::vector<void *> in, out;
   for (const HostTensor &tensor : c.inputs)
@@ -402,12 +422,10 @@ double timeKernel(const OpCase &c, const std::string &backend, int threads,
     in.push_back(bytes.data());
   for (auto &bytes : outputs)
     out.push_back(bytes.data());
-  int saved = omp_get_max_threads();
-  omp_set_num_threads(threads);
-  bool ok = kernel(*launch, in.data(), out.data(), error); // warm-up
+  bool ok = launch.run(in.data(), out.data(), error); // warm-up
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < repeats; ++i)
-    kernel(*launch, in.data(), out.data(), error);
+    launch.run(in.data(), out.data(), error);
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count() /

@@ -35,6 +35,34 @@ struct ConvCase {
     return {ints("strides", strides), ints("pads", pads),
             ints("dilations", dilations), integer("group", group)};
   }
+  /// graph.conv (with a bias when asked), graph.conv_backward_input and
+  /// graph.conv_backward_weight of this geometry on random data.
+  std::vector<OpCase> ops(bool bias = true) const {
+    std::vector<Attr> inputAttributes = attributes(),
+                      weightAttributes = attributes();
+    inputAttributes.push_back(ints("input_shape", input));
+    weightAttributes.push_back(ints("weight_shape", weight));
+    HostTensor x = randomTensor(dtype, input), w = randomTensor(dtype, weight);
+    HostTensor gradOutput = randomTensor(dtype, output());
+    OpCase forward{"graph.conv", {x, w}, {{dtype, output()}}, attributes()};
+    if (bias)
+      forward.inputs.push_back(randomTensor(dtype, {weight[0]}));
+    return {forward,
+            {"graph.conv_backward_input",
+             {gradOutput, w},
+             {{dtype, input}},
+             inputAttributes},
+            {"graph.conv_backward_weight",
+             {gradOutput, x},
+             {{dtype, weight}},
+             weightAttributes}};
+  }
+  /// Every backend with a conv kernel that runs this case (dnnl: f32).
+  std::vector<std::string> backends() const {
+    if (dtype == DType::F32)
+      return {"reference", "openblas", "dnnl"};
+    return {"reference", "openblas"};
+  }
   std::string describe() const {
     return "input " + formatShape(input) + " weight " + formatShape(weight) +
            " strides " + formatShape(strides) + " pads " + formatShape(pads) +
@@ -101,6 +129,36 @@ struct PoolCase {
     else
       result.push_back(flag("count_include_pad", countIncludePad));
     return result;
+  }
+  /// Whether oneDNN computes this case exactly as the graph op: f32, no
+  /// window entirely in the padding, and (average counting the padding)
+  /// no window past the end padding.
+  bool dnnlExact(bool isMax) const {
+    if (dtype != DType::F32)
+      return false;
+    size_t rank = input.size() - 2;
+    Shape out = output(isMax);
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t dilation = isMax ? dilations[d] : 1;
+      for (int64_t o = 0; o < out[d + 2]; ++o) {
+        int64_t start = o * strides[d] - pads[d];
+        bool inside = false;
+        for (int64_t k = 0; k < kernel[d]; ++k)
+          inside |= start + k * dilation >= 0 &&
+                    start + k * dilation < input[d + 2];
+        if (!inside ||
+            (!isMax && countIncludePad &&
+             start + kernel[d] > input[d + 2] + pads[d + rank]))
+          return false;
+      }
+    }
+    return true;
+  }
+  /// The backends to compare on this case.
+  std::vector<std::string> backends(bool isMax) const {
+    if (dnnlExact(isMax))
+      return {"reference", "dnnl"};
+    return {"reference"};
   }
   /// Average pooling has no dilations.
   bool undilated() const {

@@ -29,6 +29,7 @@ llvm::Expected<std::unique_ptr<ModelApi>> loadModelLibrary(const std::string &pa
   resolve(api->lastError, "trainc_last_error");
   resolve(api->open, "trainc_session_open");
   resolve(api->close, "trainc_session_close");
+  resolve(api->getMemory, "trainc_get_memory");
   resolve(api->setLearningRate, "trainc_set_learning_rate");
   resolve(api->getStep, "trainc_get_step");
   resolve(api->trainStep, "trainc_train_step");

@@ -20,6 +20,7 @@ struct ModelApi {
   decltype(&trainc_last_error) lastError;
   decltype(&trainc_session_open) open;
   decltype(&trainc_session_close) close;
+  decltype(&trainc_get_memory) getMemory;
   decltype(&trainc_set_learning_rate) setLearningRate;
   decltype(&trainc_get_step) getStep;
   decltype(&trainc_train_step) trainStep;

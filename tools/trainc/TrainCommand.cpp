@@ -421,6 +421,11 @@ int runTrainCommand(const TrainCommandOptions &options) {
   trainc_session *session = nullptr;
   if ((*api)->open(&sessionOptions, &session) != TRAINC_OK)
     return reportApiError(**api, "opening the session");
+  size_t arenaBytes = 0, libraryScratchBytes = 0;
+  if ((*api)->getMemory(session, &arenaBytes, &libraryScratchBytes) ==
+      TRAINC_OK)
+    spdlog::info("session memory: arena {} bytes + library scratch {} bytes",
+                 arenaBytes, libraryScratchBytes);
   int status = fixed ? trainOnFixedBatch(**api, session, manifest, options)
                      : trainOnDataset(**api, session, manifest, options);
   if (status == 0 && !options.save.empty()) {

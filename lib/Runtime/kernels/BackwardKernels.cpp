@@ -110,26 +110,12 @@ bool convBackwardWeightKernel(const Launch &launch, void *const *inputs,
 
 bool batchNormBackwardKernel(const Launch &launch, void *const *inputs,
                              void *const *outputs, std::string &error) {
-  if (!checkArity(launch, 3, 3, 3, 3, error))
+  BatchNormShape norm;
+  if (!checkBatchNormBackward(launch, norm, error))
     return false;
-  Attributes attributes(launch);
-  double epsilon = attributes.real("epsilon");
-  if (!attributes.ok(error))
-    return false;
-  const OperandInfo &gradOutput = launch.inputs[0], &input = launch.inputs[1];
-  if (input.shape.size() < 2)
-    return fail(launch, error, "expected an [N, C, ...] input");
-  int64_t batch = input.shape[0], channels = input.shape[1];
-  int64_t inner =
-      product(input.shape.data() + 2, input.shape.data() + input.shape.size());
-  if (!checkShape(launch, gradOutput, input.shape, "grad_output", error) ||
-      !checkShape(launch, launch.inputs[2], {channels}, "scale", error) ||
-      !checkOutput(launch, 0, input.dtype, input.shape, error) ||
-      !checkOutput(launch, 1, input.dtype, {channels}, error) ||
-      !checkOutput(launch, 2, input.dtype, {channels}, error))
-    return false;
-  if (gradOutput.dtype != input.dtype || launch.inputs[2].dtype != input.dtype)
-    return fail(launch, error, "operands have different element types");
+  const OperandInfo &input = launch.inputs[1];
+  double epsilon = norm.epsilon;
+  int64_t batch = norm.batch, channels = norm.channels, inner = norm.inner;
   double count = static_cast<double>(batch * inner);
   return withFloat(launch, input.dtype, error, [&](auto tag) {
     using T = decltype(tag);

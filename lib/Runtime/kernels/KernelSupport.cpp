@@ -533,6 +533,21 @@ bool makeGatherShape(const Launch &launch, const Shape &dataShape,
   return true;
 }
 
+bool checkConv(const Launch &launch, ConvShape &conv, std::string &error) {
+  if (!checkArity(launch, 2, 3, 1, 1, error))
+    return false;
+  const OperandInfo &input = launch.inputs[0];
+  if (!makeConvShape(launch, input.shape, launch.inputs[1].shape, conv, error))
+    return false;
+  for (const OperandInfo &operand : launch.inputs)
+    if (operand.dtype != input.dtype)
+      return fail(launch, error, "operands have different element types");
+  if (launch.inputs.size() == 3 &&
+      !checkShape(launch, launch.inputs[2], {conv.outChannels}, "bias", error))
+    return false;
+  return checkOutput(launch, 0, input.dtype, conv.outputShape, error);
+}
+
 /// The shared part of both conv gradients: `shapeName` is the attribute
 /// holding the result's shape; the result is the forward input (else the
 /// weight) when `resultIsInput`.
@@ -565,6 +580,115 @@ bool checkConvBackwardInput(const Launch &launch, ConvShape &conv,
 bool checkConvBackwardWeight(const Launch &launch, ConvShape &conv,
                              std::string &error) {
   return checkConvBackward(launch, "weight_shape", false, conv, error);
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and batch norm checks
+//===----------------------------------------------------------------------===//
+
+bool checkPool(const Launch &launch, bool isMax, bool backward,
+               PoolShape &pool, std::string &error) {
+  size_t inputs = backward && isMax ? 2 : 1;
+  if (!checkArity(launch, inputs, inputs, 1, 1, error))
+    return false;
+  Attributes attributes(launch);
+  Shape kernel = attributes.integers("kernel_shape");
+  Shape strides = attributes.integers("strides");
+  Shape pads = attributes.integers("pads");
+  Shape dilations = isMax ? attributes.integers("dilations")
+                          : Shape(kernel.size(), 1);
+  pool.ceilMode = attributes.flag("ceil_mode", false);
+  pool.countIncludePad =
+      !isMax && attributes.flag("count_include_pad", false);
+  // The forward input: the operand, or avg_pool_backward's attribute.
+  pool.inputShape = !backward ? launch.inputs[0].shape
+                    : isMax   ? launch.inputs[1].shape
+                              : attributes.integers("input_shape");
+  if (!attributes.ok(error) ||
+      !makeWindow(launch, pool.inputShape, kernel, strides, pads, dilations,
+                  pool.ceilMode, pool.window, error))
+    return false;
+  pool.outputShape = {pool.inputShape[0], pool.inputShape[1]};
+  pool.outputShape.insert(pool.outputShape.end(),
+                          pool.window.outputSpatial.begin(),
+                          pool.window.outputSpatial.end());
+  const OperandInfo &first = launch.inputs[0];
+  if (!backward)
+    return checkOutput(launch, 0, first.dtype, pool.outputShape, error);
+  if (!checkShape(launch, first, pool.outputShape, "grad_output", error) ||
+      !checkOutput(launch, 0, first.dtype, pool.inputShape, error))
+    return false;
+  if (isMax && launch.inputs[1].dtype != first.dtype)
+    return fail(launch, error, "operands have different element types");
+  return true;
+}
+
+/// [N, C, inner...] and per-channel [C] operands [first, first + count) of
+/// a batch norm; output 0 is like the input.
+static bool checkChannels(const Launch &launch, size_t input, size_t first,
+                          size_t count, BatchNormShape &norm,
+                          std::string &error) {
+  const OperandInfo &x = launch.inputs[input];
+  if (x.shape.size() < 2)
+    return fail(launch, error,
+                "expected an [N, C, ...] input, got " + formatShape(x.shape));
+  norm.batch = x.shape[0];
+  norm.channels = x.shape[1];
+  norm.inner = product(x.shape.data() + 2, x.shape.data() + x.shape.size());
+  for (size_t i = first; i < first + count; ++i) {
+    if (launch.inputs[i].dtype != x.dtype)
+      return fail(launch, error, "operands have different element types");
+    if (!checkShape(launch, launch.inputs[i], {norm.channels},
+                    "operand " + std::to_string(i), error))
+      return false;
+  }
+  return checkOutput(launch, 0, x.dtype, x.shape, error);
+}
+
+bool checkBatchNormTraining(const Launch &launch, BatchNormShape &norm,
+                            std::string &error) {
+  if (!checkArity(launch, 5, 5, 3, 3, error))
+    return false;
+  Attributes attributes(launch);
+  norm.epsilon = attributes.real("epsilon");
+  norm.momentum = attributes.real("momentum");
+  if (!attributes.ok(error) || !checkChannels(launch, 0, 1, 4, norm, error))
+    return false;
+  for (size_t i = 1; i < 3; ++i)
+    if (!checkOutput(launch, i, launch.inputs[0].dtype, {norm.channels},
+                     error))
+      return false;
+  if (norm.batch * norm.inner <= 1)
+    return fail(launch, error,
+                "batch statistics need more than one value per channel");
+  return true;
+}
+
+bool checkBatchNormInference(const Launch &launch, BatchNormShape &norm,
+                             std::string &error) {
+  if (!checkArity(launch, 5, 5, 1, 1, error))
+    return false;
+  Attributes attributes(launch);
+  norm.epsilon = attributes.real("epsilon");
+  return attributes.ok(error) && checkChannels(launch, 0, 1, 4, norm, error);
+}
+
+bool checkBatchNormBackward(const Launch &launch, BatchNormShape &norm,
+                            std::string &error) {
+  if (!checkArity(launch, 3, 3, 3, 3, error))
+    return false;
+  Attributes attributes(launch);
+  norm.epsilon = attributes.real("epsilon");
+  if (!attributes.ok(error) || !checkChannels(launch, 1, 2, 1, norm, error))
+    return false;
+  const OperandInfo &gradOutput = launch.inputs[0], &x = launch.inputs[1];
+  if (!checkShape(launch, gradOutput, x.shape, "grad_output", error) ||
+      !checkOutput(launch, 1, x.dtype, {norm.channels}, error) ||
+      !checkOutput(launch, 2, x.dtype, {norm.channels}, error))
+    return false;
+  if (gradOutput.dtype != x.dtype)
+    return fail(launch, error, "operands have different element types");
+  return true;
 }
 
 } // namespace trainc::rt

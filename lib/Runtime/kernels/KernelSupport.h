@@ -457,6 +457,9 @@ struct ConvShape {
 bool makeConvShape(const Launch &launch, const Shape &inputShape,
                    const Shape &weightShape, ConvShape &conv,
                    std::string &error);
+/// Reads and checks a conv launch (input, weight, optional bias): arity,
+/// shapes, equal element types, the result. Shared by every backend.
+bool checkConv(const Launch &launch, ConvShape &conv, std::string &error);
 /// Reads and checks a conv_backward_input launch (grad_output, weight;
 /// `input_shape`) or a conv_backward_weight launch (grad_output, input;
 /// `weight_shape`): arity, shapes against the forward conv, the result,
@@ -465,6 +468,36 @@ bool checkConvBackwardInput(const Launch &launch, ConvShape &conv,
                             std::string &error);
 bool checkConvBackwardWeight(const Launch &launch, ConvShape &conv,
                              std::string &error);
+
+/// The geometry of max_pool / avg_pool and their gradients.
+struct PoolShape {
+  Window window;
+  bool ceilMode = false, countIncludePad = false;
+  Shape inputShape, outputShape; ///< [N, C, D...] of the forward op
+};
+/// Reads and checks a pooling launch: max_pool / avg_pool (input) or their
+/// backward ops (`backward`: max_pool_backward takes grad_output and input,
+/// avg_pool_backward grad_output and `input_shape`): the window attributes
+/// (dilations for max pooling only), arity, shapes, element types and the
+/// result. Shared by every backend.
+bool checkPool(const Launch &launch, bool isMax, bool backward,
+               PoolShape &pool, std::string &error);
+
+/// The [N, C, inner...] geometry and attributes of a batch norm launch.
+struct BatchNormShape {
+  int64_t batch = 0, channels = 0, inner = 1;
+  double epsilon = 0.0, momentum = 0.0;
+};
+/// Reads and checks batch_norm_training (x, scale, bias, running mean and
+/// variance -> y, new mean, new variance), batch_norm_inference (x, scale,
+/// bias, mean, var -> y) and batch_norm_training_backward (grad_output, x,
+/// scale -> grad x, grad scale, grad bias). Shared by every backend.
+bool checkBatchNormTraining(const Launch &launch, BatchNormShape &norm,
+                            std::string &error);
+bool checkBatchNormInference(const Launch &launch, BatchNormShape &norm,
+                             std::string &error);
+bool checkBatchNormBackward(const Launch &launch, BatchNormShape &norm,
+                            std::string &error);
 
 //===----------------------------------------------------------------------===//
 // Matrix products (reference and OpenBLAS kernels)
@@ -549,6 +582,8 @@ void registerLossKernels();
 void registerOptimizerKernels();
 void registerOpenBlasKernels();
 void registerOpenBlasConvKernels();
+void registerDnnlKernels();
+void registerDnnlConvKernels();
 
 } // namespace trainc::rt
 

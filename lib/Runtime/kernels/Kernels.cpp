@@ -2,8 +2,9 @@
 //
 // Every graph op (but graph.dropout, which --trainc-autodiff turns into
 // graph.random_mask) has a "reference" kernel; graph.matmul, graph.gemm
-// and the three convolutions also have an "openblas" one. runtime.copy
-// copies a buffer byte for byte.
+// and the three convolutions also have an "openblas" one; those, pooling
+// and batch norm have a "dnnl" one (prepared when a session opens).
+// runtime.copy copies a buffer byte for byte.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Runtime/kernels/KernelSupport.h"
@@ -20,6 +21,7 @@ void registerBuiltinKernels() {
   registerLossKernels();
   registerOptimizerKernels();
   registerOpenBlasKernels();
+  registerDnnlKernels();
 }
 
 } // namespace trainc::rt

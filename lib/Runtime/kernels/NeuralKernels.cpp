@@ -96,21 +96,11 @@ bool gemmKernel(const Launch &launch, void *const *inputs, void *const *outputs,
 
 bool convKernel(const Launch &launch, void *const *inputs, void *const *outputs,
                 std::string &error) {
-  if (!checkArity(launch, 2, 3, 1, 1, error))
-    return false;
-  const OperandInfo &input = launch.inputs[0], &weight = launch.inputs[1];
   ConvShape conv;
-  if (!makeConvShape(launch, input.shape, weight.shape, conv, error))
+  if (!checkConv(launch, conv, error))
     return false;
+  const OperandInfo &input = launch.inputs[0];
   bool hasBias = launch.inputs.size() == 3;
-  for (const OperandInfo &operand : launch.inputs)
-    if (operand.dtype != input.dtype)
-      return fail(launch, error, "operands have different element types");
-  if (hasBias &&
-      !checkShape(launch, launch.inputs[2], {conv.outChannels}, "bias", error))
-    return false;
-  if (!checkOutput(launch, 0, input.dtype, conv.outputShape, error))
-    return false;
   return withFloat(launch, input.dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *x = static_cast<const T *>(inputs[0]);
@@ -147,49 +137,15 @@ bool convKernel(const Launch &launch, void *const *inputs, void *const *outputs,
 // Normalization
 //===----------------------------------------------------------------------===//
 
-/// [N, C, inner...] and per-channel [C] parameters of a batch norm.
-bool checkChannels(const Launch &launch, size_t firstParameter,
-                   size_t parameters, int64_t &channels, int64_t &inner,
-                   std::string &error) {
-  const OperandInfo &input = launch.inputs[0];
-  if (input.shape.size() < 2)
-    return fail(launch, error,
-                "expected an [N, C, ...] input, got " +
-                    formatShape(input.shape));
-  channels = input.shape[1];
-  inner =
-      product(input.shape.data() + 2, input.shape.data() + input.shape.size());
-  for (size_t i = firstParameter; i < firstParameter + parameters; ++i) {
-    if (launch.inputs[i].dtype != input.dtype)
-      return fail(launch, error, "operands have different element types");
-    if (!checkShape(launch, launch.inputs[i], {channels},
-                    "operand " + std::to_string(i), error))
-      return false;
-  }
-  return checkOutput(launch, 0, input.dtype, input.shape, error);
-}
-
 bool batchNormTrainingKernel(const Launch &launch, void *const *inputs,
                              void *const *outputs, std::string &error) {
-  if (!checkArity(launch, 5, 5, 3, 3, error))
-    return false;
-  Attributes attributes(launch);
-  double epsilon = attributes.real("epsilon");
-  double momentum = attributes.real("momentum");
-  if (!attributes.ok(error))
-    return false;
-  int64_t channels = 0, inner = 1;
-  if (!checkChannels(launch, 1, 4, channels, inner, error))
+  BatchNormShape norm;
+  if (!checkBatchNormTraining(launch, norm, error))
     return false;
   const OperandInfo &input = launch.inputs[0];
-  for (size_t i = 1; i < 3; ++i)
-    if (!checkOutput(launch, i, input.dtype, {channels}, error))
-      return false;
-  int64_t batch = input.shape[0], count = batch * inner;
-  if (count <= 1)
-    return fail(launch, error,
-                "batch statistics need more than one value "
-                "per channel");
+  double epsilon = norm.epsilon, momentum = norm.momentum;
+  int64_t channels = norm.channels, inner = norm.inner;
+  int64_t batch = norm.batch, count = batch * inner;
   return withFloat(launch, input.dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *x = static_cast<const T *>(inputs[0]);
@@ -235,15 +191,11 @@ bool batchNormTrainingKernel(const Launch &launch, void *const *inputs,
 
 bool batchNormInferenceKernel(const Launch &launch, void *const *inputs,
                               void *const *outputs, std::string &error) {
-  if (!checkArity(launch, 5, 5, 1, 1, error))
+  BatchNormShape norm;
+  if (!checkBatchNormInference(launch, norm, error))
     return false;
-  Attributes attributes(launch);
-  double epsilon = attributes.real("epsilon");
-  if (!attributes.ok(error))
-    return false;
-  int64_t channels = 0, inner = 1;
-  if (!checkChannels(launch, 1, 4, channels, inner, error))
-    return false;
+  double epsilon = norm.epsilon;
+  int64_t channels = norm.channels, inner = norm.inner;
   int64_t planes = launch.inputs[0].shape[0] * channels;
   return withFloat(launch, launch.inputs[0].dtype, error, [&](auto tag) {
     using T = decltype(tag);

@@ -128,13 +128,6 @@ bool isPointwise(const Window &w) {
   return true;
 }
 
-static bool sameElementTypes(const Launch &launch, std::string &error) {
-  for (const OperandInfo &operand : launch.inputs)
-    if (operand.dtype != launch.inputs[0].dtype)
-      return fail(launch, error, "operands have different element types");
-  return true;
-}
-
 /// Checks that the GEMMs of a conv fit BLAS's int sizes.
 bool prepareGemms(const Launch &launch, const ConvShape &conv,
                   std::string &error) {
@@ -147,19 +140,11 @@ bool prepareGemms(const Launch &launch, const ConvShape &conv,
 
 bool convKernel(const Launch &launch, void *const *inputs, void *const *outputs,
                 std::string &error) {
-  if (!checkArity(launch, 2, 3, 1, 1, error))
+  ConvShape conv;
+  if (!checkConv(launch, conv, error) || !prepareGemms(launch, conv, error))
     return false;
   const OperandInfo &input = launch.inputs[0];
-  ConvShape conv;
-  if (!makeConvShape(launch, input.shape, launch.inputs[1].shape, conv,
-                     error) ||
-      !sameElementTypes(launch, error) || !prepareGemms(launch, conv, error))
-    return false;
   bool hasBias = launch.inputs.size() == 3;
-  if ((hasBias && !checkShape(launch, launch.inputs[2], {conv.outChannels},
-                              "bias", error)) ||
-      !checkOutput(launch, 0, input.dtype, conv.outputShape, error))
-    return false;
   return withFloat(launch, input.dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *x = static_cast<const T *>(inputs[0]);

@@ -50,55 +50,14 @@ T maximum(const Window &window, const int64_t *position, const T *plane) {
   return nan ? std::numeric_limits<T>::quiet_NaN() : best;
 }
 
-struct PoolAttributes {
-  Shape kernel, strides, pads, dilations;
-  bool ceilMode = false, countIncludePad = false;
-};
-
-/// Reads the window attributes; `dilations` only for max pooling.
-bool readPool(const Launch &launch, bool isMax, PoolAttributes &pool,
-              std::string &error) {
-  Attributes attributes(launch);
-  pool.kernel = attributes.integers("kernel_shape");
-  pool.strides = attributes.integers("strides");
-  pool.pads = attributes.integers("pads");
-  if (isMax)
-    pool.dilations = attributes.integers("dilations");
-  else
-    pool.dilations.assign(pool.kernel.size(), 1);
-  pool.ceilMode = attributes.flag("ceil_mode", false);
-  if (!isMax)
-    pool.countIncludePad = attributes.flag("count_include_pad", false);
-  return attributes.ok(error);
-}
-
-bool poolWindow(const Launch &launch, const Shape &inputShape,
-                const PoolAttributes &pool, Window &window,
-                std::string &error) {
-  return makeWindow(launch, inputShape, pool.kernel, pool.strides, pool.pads,
-                    pool.dilations, pool.ceilMode, window, error);
-}
-
-Shape pooledShape(const Shape &inputShape, const Window &window) {
-  Shape shape = {inputShape[0], inputShape[1]};
-  shape.insert(shape.end(), window.outputSpatial.begin(),
-               window.outputSpatial.end());
-  return shape;
-}
-
 template <bool isMax>
 bool poolKernel(const Launch &launch, void *const *inputs, void *const *outputs,
                 std::string &error) {
-  if (!checkArity(launch, 1, 1, 1, 1, error))
+  PoolShape pool;
+  if (!checkPool(launch, isMax, /*backward=*/false, pool, error))
     return false;
-  PoolAttributes pool;
-  Window window;
   const OperandInfo &input = launch.inputs[0];
-  if (!readPool(launch, isMax, pool, error) ||
-      !poolWindow(launch, input.shape, pool, window, error) ||
-      !checkOutput(launch, 0, input.dtype, pooledShape(input.shape, window),
-                   error))
-    return false;
+  const Window &window = pool.window;
   int64_t planes = input.shape[0] * input.shape[1];
   return withFloat(launch, input.dtype, error, [&](auto tag) {
     using T = decltype(tag);
@@ -192,19 +151,11 @@ void scatterPlanes(const Window &window, int64_t planes, const T *gradOutput,
 
 bool maxPoolBackwardKernel(const Launch &launch, void *const *inputs,
                            void *const *outputs, std::string &error) {
-  if (!checkArity(launch, 2, 2, 1, 1, error))
+  PoolShape pool;
+  if (!checkPool(launch, /*isMax=*/true, /*backward=*/true, pool, error))
     return false;
-  PoolAttributes pool;
-  Window window;
-  const OperandInfo &gradOutput = launch.inputs[0], &input = launch.inputs[1];
-  if (!readPool(launch, /*isMax=*/true, pool, error) ||
-      !poolWindow(launch, input.shape, pool, window, error) ||
-      !checkShape(launch, gradOutput, pooledShape(input.shape, window),
-                  "grad_output", error) ||
-      !checkOutput(launch, 0, input.dtype, input.shape, error))
-    return false;
-  if (gradOutput.dtype != input.dtype)
-    return fail(launch, error, "operands have different element types");
+  const OperandInfo &input = launch.inputs[1];
+  const Window &window = pool.window;
   int64_t planes = input.shape[0] * input.shape[1];
   return withFloat(launch, input.dtype, error, [&](auto tag) {
     using T = decltype(tag);
@@ -223,22 +174,12 @@ bool maxPoolBackwardKernel(const Launch &launch, void *const *inputs,
 
 bool avgPoolBackwardKernel(const Launch &launch, void *const *inputs,
                            void *const *outputs, std::string &error) {
-  if (!checkArity(launch, 1, 1, 1, 1, error))
-    return false;
-  PoolAttributes pool;
-  Window window;
-  Attributes attributes(launch);
-  Shape inputShape = attributes.integers("input_shape");
-  if (!attributes.ok(error))
+  PoolShape pool;
+  if (!checkPool(launch, /*isMax=*/false, /*backward=*/true, pool, error))
     return false;
   const OperandInfo &gradOutput = launch.inputs[0];
-  if (!readPool(launch, /*isMax=*/false, pool, error) ||
-      !poolWindow(launch, inputShape, pool, window, error) ||
-      !checkShape(launch, gradOutput, pooledShape(inputShape, window),
-                  "grad_output", error) ||
-      !checkOutput(launch, 0, gradOutput.dtype, inputShape, error))
-    return false;
-  int64_t planes = inputShape[0] * inputShape[1];
+  const Window &window = pool.window;
+  int64_t planes = pool.inputShape[0] * pool.inputShape[1];
   return withFloat(launch, gradOutput.dtype, error, [&](auto tag) {
     using T = decltype(tag);
     scatterPlanes(

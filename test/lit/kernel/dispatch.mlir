@@ -1,25 +1,21 @@
-// --trainc-dispatch: OpenBLAS for f32 GEMMs and convolutions, generated
-// loop nests for f32 elementwise ops, the reference kernels for the rest;
-// overrides, and overrides that cannot be honoured.
+// --trainc-dispatch: oneDNN for f32 GEMMs, convolutions and pooling, then
+// OpenBLAS, generated loop nests for f32 elementwise ops, reductions and
+// optimizer updates, the reference kernels for the rest; overrides
+// (KERNEL=BACKEND, and *=BACKEND wherever BACKEND can run), and overrides
+// that cannot be honoured.
 // RUN: trainc-opt %s --trainc-dispatch -split-input-file | FileCheck %s
 // RUN: trainc-opt %s --trainc-dispatch="overrides=gemm=reference" -split-input-file | FileCheck %s --check-prefix=FORCED
-// RUN: not trainc-opt %s --trainc-dispatch="overrides=graph.gemm=dnnl" -split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not trainc-opt %s --trainc-dispatch="overrides=graph.gemm=cudnn" -split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not trainc-opt %s --trainc-dispatch="overrides=graph.gemm=dnnl" -split-input-file 2>&1 | FileCheck %s --check-prefix=GEMM
 // RUN: trainc-opt %s --trainc-dispatch="overrides=*=reference" -split-input-file | FileCheck %s --check-prefix=ALLREF
 // RUN: trainc-opt %s --trainc-dispatch="overrides=*=openblas" -split-input-file | FileCheck %s --check-prefix=ALLBLAS
+// RUN: not trainc-opt %s --trainc-dispatch="overrides=relu=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=NOGEN
+// RUN: not trainc-opt %s --trainc-dispatch="overrides=max_pool=dnnl,avg_pool=dnnl,conv=dnnl,batch_norm_inference=dnnl" -split-input-file 2>&1 | FileCheck %s --check-prefix=WHYNOT
 
-// CHECK: kernel.launch "graph.gemm"{{.*}}backend = "openblas"
+// CHECK: kernel.launch "graph.gemm"{{.*}}backend = "dnnl"
 // CHECK: kernel.launch "graph.relu"{{.*}}backend = "generated"
 // FORCED: kernel.launch "graph.gemm"{{.*}}backend = "reference"
-// FORCED: kernel.launch "graph.relu"{{.*}}backend = "generated"
-// ALLREF: kernel.launch "graph.gemm"{{.*}}backend = "reference"
-// ALLREF: kernel.launch "graph.relu"{{.*}}backend = "reference"
-// ALLREF: kernel.launch "graph.gemm"{{.*}}backend = "reference"
-// ALLREF: kernel.launch "graph.relu"{{.*}}backend = "reference"
-// ALLBLAS: kernel.launch "graph.gemm"{{.*}}backend = "openblas"
-// ALLBLAS: kernel.launch "graph.relu"{{.*}}backend = "generated"
-// ALLBLAS: kernel.launch "graph.gemm"{{.*}}backend = "reference"
-// ALLBLAS: kernel.launch "graph.relu"{{.*}}backend = "reference"
-// UNKNOWN: no backend 'dnnl' for graph.gemm (available: openblas, reference)
+// UNKNOWN: no backend 'cudnn' for graph.gemm (available: dnnl, openblas, reference)
 func.func @f(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>, %d: memref<2x4xf32>) {
   kernel.launch "graph.gemm"(%a, %b) -> (%c) {options = {}} : (memref<2x3xf32>, memref<3x4xf32>) -> memref<2x4xf32>
   kernel.launch "graph.relu"(%c) -> (%d) {options = {}} : (memref<2x4xf32>) -> memref<2x4xf32>
@@ -28,9 +24,10 @@ func.func @f(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>, %d: 
 
 // -----
 
-// f64 GEMMs cannot use sgemm: the reference kernel runs them, and forcing
-// OpenBLAS says why not.
+// f64 GEMMs need neither sgemm nor oneDNN: the reference kernel runs them,
+// and forcing a library says why not.
 // CHECK: kernel.launch "graph.gemm"{{.*}}backend = "reference"
+// GEMM: backend 'dnnl' cannot run graph.gemm here: it handles f32 buffers only
 func.func @g(%a: memref<2x3xf64>, %b: memref<3x4xf64>, %c: memref<2x4xf64>) {
   kernel.launch "graph.gemm"(%a, %b) -> (%c) {options = {}} : (memref<2x3xf64>, memref<3x4xf64>) -> memref<2x4xf64>
   return
@@ -38,12 +35,66 @@ func.func @g(%a: memref<2x3xf64>, %b: memref<3x4xf64>, %c: memref<2x4xf64>) {
 
 // -----
 
-// f64 elementwise ops stay on the reference kernels; forcing the generated
-// backend says why it cannot.
-// RUN: not trainc-opt %s --trainc-dispatch="overrides=relu=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=NOGEN
+// Pooling: oneDNN unless a window lies in the padding only, or an average
+// that counts the padding crosses the end padding (ceil_mode).
+// CHECK-LABEL: func.func @pool
+// CHECK: kernel.launch "graph.max_pool"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.max_pool"{{.*}}backend = "reference"
+// CHECK: kernel.launch "graph.avg_pool"{{.*}}backend = "reference"
+// WHYNOT: backend 'dnnl' cannot run graph.max_pool here: a window lies entirely in the padding
+func.func @pool(%x: memref<1x1x3x3xf32>, %y: memref<1x1x2x2xf32>, %z: memref<1x1x6x6xf32>, %p: memref<1x1x6x6xf32>, %q: memref<1x1x3x3xf32>) {
+  kernel.launch "graph.max_pool"(%x) -> (%y) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}} : (memref<1x1x3x3xf32>) -> memref<1x1x2x2xf32>
+  kernel.launch "graph.max_pool"(%x) -> (%z) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>}} : (memref<1x1x3x3xf32>) -> memref<1x1x6x6xf32>
+  kernel.launch "graph.avg_pool"(%p) -> (%q) {options = {ceil_mode = true, count_include_pad = true, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<1x1x6x6xf32>) -> memref<1x1x3x3xf32>
+  return
+}
+
+// -----
+
+// Convolutions in 1 to 3 spatial dims go to oneDNN, others to OpenBLAS.
+// CHECK-LABEL: func.func @conv
+// CHECK: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.conv"{{.*}}backend = "openblas"
+// WHYNOT: backend 'dnnl' cannot run graph.conv here: it handles 1 to 3 spatial dims
+func.func @conv(%x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3x3x3xf32>, %x4: memref<1x2x2x2x2x2xf32>, %w4: memref<3x2x1x1x1x1xf32>, %y4: memref<1x3x2x2x2x2xf32>) {
+  kernel.launch "graph.conv"(%x, %w) -> (%y) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}} : (memref<1x2x5x5xf32>, memref<3x2x3x3xf32>) -> memref<1x3x3x3xf32>
+  kernel.launch "graph.conv"(%x4, %w4) -> (%y4) {options = {dilations = array<i64: 1, 1, 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>, strides = array<i64: 1, 1, 1, 1>}} : (memref<1x2x2x2x2x2xf32>, memref<3x2x1x1x1x1xf32>) -> memref<1x3x2x2x2x2xf32>
+  return
+}
+
+// -----
+
+// Batch norm: the reference kernels unless oneDNN is asked for (it was not
+// faster); f64 cannot be.
+// CHECK-LABEL: func.func @norm
+// CHECK: kernel.launch "graph.batch_norm_inference"{{.*}}backend = "reference"
+// WHYNOT: backend 'dnnl' cannot run graph.batch_norm_inference here: it handles f32 buffers only
+func.func @norm(%x: memref<2x3x4xf64>, %c: memref<3xf64>, %y: memref<2x3x4xf64>) {
+  kernel.launch "graph.batch_norm_inference"(%x, %c, %c, %c, %c) -> (%y) {options = {epsilon = 1.0e-05 : f64}} : (memref<2x3x4xf64>, memref<3xf64>, memref<3xf64>, memref<3xf64>, memref<3xf64>) -> memref<2x3x4xf64>
+  return
+}
+
+// -----
+
+// *=BACKEND: BACKEND wherever its predicate accepts the launch, the
+// registry's choice elsewhere. f64 elementwise ops stay on the reference
+// kernels; forcing the generated backend on them says why it cannot.
+// CHECK-LABEL: func.func @everywhere
+// CHECK: kernel.launch "graph.gemm"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.relu"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.relu"{{.*}}backend = "reference"
+// ALLREF-LABEL: func.func @everywhere
+// ALLREF: kernel.launch "graph.gemm"{{.*}}backend = "reference"
+// ALLREF: kernel.launch "graph.relu"{{.*}}backend = "reference"
+// ALLREF: kernel.launch "graph.relu"{{.*}}backend = "reference"
+// ALLBLAS-LABEL: func.func @everywhere
+// ALLBLAS: kernel.launch "graph.gemm"{{.*}}backend = "openblas"
+// ALLBLAS: kernel.launch "graph.relu"{{.*}}backend = "generated"
+// ALLBLAS: kernel.launch "graph.relu"{{.*}}backend = "reference"
 // NOGEN: backend 'generated' cannot run graph.relu here: it handles f32 tensors (and i1 masks) only
-func.func @h(%a: memref<8xf64>, %b: memref<8xf64>) {
-  kernel.launch "graph.relu"(%a) -> (%b) {options = {}} : (memref<8xf64>) -> memref<8xf64>
+func.func @everywhere(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>, %d: memref<2x4xf32>, %e: memref<8xf64>, %f: memref<8xf64>) {
+  kernel.launch "graph.gemm"(%a, %b) -> (%c) {options = {}} : (memref<2x3xf32>, memref<3x4xf32>) -> memref<2x4xf32>
+  kernel.launch "graph.relu"(%c) -> (%d) {options = {}} : (memref<2x4xf32>) -> memref<2x4xf32>
+  kernel.launch "graph.relu"(%e) -> (%f) {options = {}} : (memref<8xf64>) -> memref<8xf64>
   return
 }

@@ -1,0 +1,38 @@
+//===- Buffer.h - aligned, zeroed storage the runtime owns -----*- C++ -*-===//
+#ifndef TRAINC_LIB_RUNTIME_BUFFER_H
+#define TRAINC_LIB_RUNTIME_BUFFER_H
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace trainc::rt {
+
+/// Storage aligned for vector loads (64 bytes), zero-initialized; data() is
+/// null when the size is 0 or the allocation failed.
+class Buffer {
+public:
+  explicit Buffer(size_t size = 0) : bytes(size) {
+    if (size == 0)
+      return;
+    void *p = std::aligned_alloc(64, (size + 63) / 64 * 64);
+    if (p)
+      std::memset(p, 0, size);
+    storage.reset(p);
+  }
+  void *data() { return storage.get(); }
+  const void *data() const { return storage.get(); }
+  size_t size() const { return bytes; }
+
+private:
+  struct Free {
+    void operator()(void *p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> storage;
+  size_t bytes = 0;
+};
+
+} // namespace trainc::rt
+
+#endif // TRAINC_LIB_RUNTIME_BUFFER_H

@@ -1,0 +1,131 @@
+//===- Dnnl.h - the oneDNN backend: prepared primitive programs -*- C++ -*-===//
+//
+// Kernels of backend "dnnl" are prepared when a session opens. The prepare
+// hook checks the launch exactly as the reference kernel does, creates the
+// oneDNN primitives (f32, user scratchpad mode) and returns a DnnlKernel:
+// a short program of primitives, reorders and host steps over memories
+// that are bound at run time to the launch's operands or to the session's
+// scratch memory.
+//
+// Layouts: operands stay dense row-major at the kernel boundary (nchw,
+// oihw, ...). A primitive may be created with `any` layouts; where oneDNN
+// picks a blocked layout for this CPU, the kernel reorders into and out of
+// temporaries in the scratch memory (DnnlKernel::toLayout / like).
+//
+// Threads: oneDNN runs on the process's GNU OpenMP pool and fixes the
+// thread count of a primitive when it is created, i.e. when the session
+// opens (after it set the count). For a fixed thread count the results are
+// bit-identical run to run; a primitive may split a reduction by thread
+// count (the conv weight gradient does), so 1 and 2 threads may round
+// differently (see kernels/README.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINC_LIB_RUNTIME_KERNELS_DNNL_H
+#define TRAINC_LIB_RUNTIME_KERNELS_DNNL_H
+
+#include "lib/Runtime/kernels/KernelSupport.h"
+
+#include <dnnl.hpp>
+
+#include <functional>
+#include <memory>
+#include <unordered_map>
+
+namespace trainc::rt {
+
+/// One engine and one in-order stream per session.
+struct DnnlContext {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+};
+
+/// A prepared launch of the dnnl backend: memories and the steps that run
+/// on them, in order.
+class DnnlKernel final : public PreparedKernel {
+public:
+  using Memory = int; ///< an index into the kernel's memories
+
+  explicit DnnlKernel(LibraryContext &libraries);
+
+  const dnnl::engine &engine() const { return context->engine; }
+
+  /// Memories bound to input / output `index` of the launch at run time.
+  Memory input(size_t index, const dnnl::memory::desc &desc);
+  Memory output(size_t index, const dnnl::memory::desc &desc);
+  /// A memory of `desc` in the scratch memory, for this launch only.
+  Memory temporary(const dnnl::memory::desc &desc);
+  /// `memory` if it has layout `desc`, else a new temporary of that layout.
+  Memory like(Memory memory, const dnnl::memory::desc &desc);
+  /// `memory` in layout `desc`: itself, or a temporary filled by a reorder
+  /// step added now.
+  Memory toLayout(Memory memory, const dnnl::memory::desc &desc);
+  /// Adds a reorder step (nothing when `from` is `to`).
+  void reorder(Memory from, Memory to);
+  /// Adds a primitive step; `arguments` pairs DNNL_ARG_* with memories. Its
+  /// scratchpad shares one region with every other step's.
+  void add(const dnnl::primitive &primitive, const dnnl::primitive_desc_base &desc,
+           std::vector<std::pair<int, Memory>> arguments);
+  /// Adds a step that runs on the host (OpenMP loops of its own); `data`
+  /// gives the current address of a memory.
+  void addHost(std::function<void(const DnnlKernel &kernel)> step);
+  void *data(Memory memory) const;
+  /// The descriptor a memory was created with.
+  dnnl::memory::desc desc(Memory memory) const;
+
+  size_t scratchBytes() const override;
+  bool run(void *const *inputs, void *const *outputs, void *scratch,
+           std::string &error) override;
+
+private:
+  struct Binding {
+    enum Kind { Input, Output, Scratch } kind;
+    size_t index;  ///< operand index, or byte offset in the scratch memory
+    void *current; ///< the address last bound
+  };
+  struct Step {
+    dnnl::primitive primitive;
+    std::unordered_map<int, dnnl::memory> arguments;
+    std::function<void(const DnnlKernel &)> host;
+  };
+
+  Memory bind(const dnnl::memory::desc &desc, Binding binding);
+
+  std::shared_ptr<DnnlContext> context;
+  std::vector<dnnl::memory> memories;
+  std::vector<Binding> bindings;
+  std::vector<Step> steps;
+  size_t temporaryBytes = 0, scratchpadBytes = 0;
+  dnnl::memory scratchpad; ///< after the temporaries
+};
+
+/// Primitive attributes of every dnnl kernel: user scratchpad, strict f32.
+dnnl::primitive_attr dnnlAttributes();
+
+/// A dense row-major f32 memory descriptor of `shape` (rank 1 to 12).
+dnnl::memory::desc plainDesc(const Shape &shape);
+/// `desc` with every dim free to take the layout oneDNN prefers.
+dnnl::memory::desc anyLayout(const Shape &shape);
+
+/// Fails unless every operand is f32 (the backend's only element type).
+bool checkDnnlFloat32(const Launch &launch, std::string &error);
+
+/// Wraps a prepare function that fills a DnnlKernel: returns it, or null
+/// with `error` set.
+template <bool (*build)(const Launch &, DnnlKernel &, std::string &)>
+std::unique_ptr<PreparedKernel> prepareDnnl(const Launch &launch,
+                                            LibraryContext &libraries,
+                                            std::string &error) {
+  if (!checkDnnlFloat32(launch, error))
+    return nullptr;
+  auto kernel = std::make_unique<DnnlKernel>(libraries);
+  if (!build(launch, *kernel, error))
+    return nullptr;
+  return kernel;
+}
+#define TRAINC_RT_REGISTER_DNNL(op, build)                                     \
+  ::trainc::rt::registerPreparedKernel(op, "dnnl",                             \
+                                       &::trainc::rt::prepareDnnl<build>)
+
+} // namespace trainc::rt
+
+#endif // TRAINC_LIB_RUNTIME_KERNELS_DNNL_H

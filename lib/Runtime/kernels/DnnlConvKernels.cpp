@@ -1,0 +1,161 @@
+//===- DnnlConvKernels.cpp - convolutions on oneDNN -----------------------===//
+//
+// Backend "dnnl" of graph.conv, graph.conv_backward_input and
+// graph.conv_backward_weight: oneDNN's direct convolution in 1 to 3
+// spatial dims, any groups, dilations and asymmetric pads (the graph ops'
+// exact semantics; the bias gradient is a separate reduce_sum). Each
+// primitive is created with `any` layouts, so oneDNN picks the blocked
+// layouts its fastest implementation for this CPU wants, and the kernel
+// reorders the dense row-major operands into and out of them.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Runtime/kernels/Dnnl.h"
+
+namespace trainc::rt {
+namespace {
+
+using dnnl::memory;
+
+/// Input channels per group below which blocked layouts cost more than
+/// they save (measured, see buildConvBackwardInput).
+constexpr int64_t kFewChannels = 8;
+
+/// oneDNN's view of a conv: weights [G, M/G, C/G, K...] when grouped (the
+/// same bytes as [M, C/G, K...]), dilations counted from 0.
+struct DnnlConv {
+  Shape weightShape;
+  memory::dims strides, dilations, padsBegin, padsEnd;
+};
+
+bool describeConv(const Launch &launch, const ConvShape &conv, DnnlConv &geometry,
+                  std::string &error) {
+  const Window &window = conv.window;
+  if (window.rank > 3)
+    return fail(launch, error,
+                "the dnnl backend runs convolutions of 1 to 3 spatial dims");
+  for (const Shape *shape : {&conv.inputShape, &conv.weightShape,
+                             &conv.outputShape})
+    if (product(*shape) == 0)
+      return fail(launch, error, "the dnnl backend runs no empty tensors");
+  geometry.weightShape = conv.weightShape;
+  if (conv.group > 1) {
+    geometry.weightShape[0] = conv.groupOutputs;
+    geometry.weightShape.insert(geometry.weightShape.begin(), conv.group);
+  }
+  geometry.strides = window.strides;
+  geometry.padsBegin = window.padsBegin;
+  geometry.padsEnd = window.padsEnd;
+  for (int64_t dilation : window.dilations)
+    geometry.dilations.push_back(dilation - 1);
+  return true;
+}
+
+/// The forward primitive descriptor (also the hint of both gradients).
+dnnl::convolution_forward::primitive_desc
+forwardDesc(const ConvShape &conv, const DnnlConv &geometry, bool withBias,
+            const dnnl::engine &engine) {
+  memory::desc bias = withBias ? plainDesc({conv.outChannels}) : memory::desc();
+  dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+      anyLayout(conv.inputShape), anyLayout(geometry.weightShape), bias,
+      anyLayout(conv.outputShape), geometry.strides, geometry.dilations,
+      geometry.padsBegin, geometry.padsEnd);
+  return {desc, dnnlAttributes(), engine};
+}
+
+bool buildConv(const Launch &launch, DnnlKernel &kernel, std::string &error) {
+  ConvShape conv;
+  DnnlConv geometry;
+  if (!checkConv(launch, conv, error) ||
+      !describeConv(launch, conv, geometry, error))
+    return false;
+  bool withBias = launch.inputs.size() == 3;
+  auto desc = forwardDesc(conv, geometry, withBias, kernel.engine());
+  auto x = kernel.toLayout(kernel.input(0, plainDesc(conv.inputShape)),
+                           desc.src_desc());
+  auto w = kernel.toLayout(kernel.input(1, plainDesc(geometry.weightShape)),
+                           desc.weights_desc());
+  auto y = kernel.output(0, plainDesc(conv.outputShape));
+  auto result = kernel.like(y, desc.dst_desc());
+  std::vector<std::pair<int, DnnlKernel::Memory>> arguments = {
+      {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, result}};
+  if (withBias)
+    arguments.push_back(
+        {DNNL_ARG_BIAS, kernel.input(2, plainDesc({conv.outChannels}))});
+  kernel.add(dnnl::convolution_forward(desc), desc, arguments);
+  kernel.reorder(result, y);
+  return true;
+}
+
+bool buildConvBackwardInput(const Launch &launch, DnnlKernel &kernel,
+                            std::string &error) {
+  ConvShape conv;
+  DnnlConv geometry;
+  if (!checkConvBackwardInput(launch, conv, error) ||
+      !describeConv(launch, conv, geometry, error))
+    return false;
+  // Blocked layouts pad channels to the vector width: with few input
+  // channels a dense input gradient is faster (64x1x28x28, 32 3x3 filters:
+  // 0.44 ms against 3.6 ms on one thread).
+  memory::desc gradInputDesc = conv.groupChannels < kFewChannels
+                                   ? plainDesc(conv.inputShape)
+                                   : anyLayout(conv.inputShape);
+  dnnl::convolution_backward_data::desc backward(
+      dnnl::algorithm::convolution_direct, gradInputDesc,
+      anyLayout(geometry.weightShape), anyLayout(conv.outputShape), geometry.strides,
+      geometry.dilations, geometry.padsBegin, geometry.padsEnd);
+  dnnl::convolution_backward_data::primitive_desc desc(
+      backward, dnnlAttributes(), kernel.engine(),
+      forwardDesc(conv, geometry, false, kernel.engine()));
+  auto gradOutput = kernel.toLayout(
+      kernel.input(0, plainDesc(conv.outputShape)), desc.diff_dst_desc());
+  auto w = kernel.toLayout(kernel.input(1, plainDesc(geometry.weightShape)),
+                           desc.weights_desc());
+  auto gradInput = kernel.output(0, plainDesc(conv.inputShape));
+  auto result = kernel.like(gradInput, desc.diff_src_desc());
+  kernel.add(dnnl::convolution_backward_data(desc), desc,
+             {{DNNL_ARG_DIFF_DST, gradOutput},
+              {DNNL_ARG_WEIGHTS, w},
+              {DNNL_ARG_DIFF_SRC, result}});
+  kernel.reorder(result, gradInput);
+  return true;
+}
+
+bool buildConvBackwardWeight(const Launch &launch, DnnlKernel &kernel,
+                             std::string &error) {
+  ConvShape conv;
+  DnnlConv geometry;
+  if (!checkConvBackwardWeight(launch, conv, error) ||
+      !describeConv(launch, conv, geometry, error))
+    return false;
+  dnnl::convolution_backward_weights::desc backward(
+      dnnl::algorithm::convolution_direct, anyLayout(conv.inputShape),
+      anyLayout(geometry.weightShape), anyLayout(conv.outputShape), geometry.strides,
+      geometry.dilations, geometry.padsBegin, geometry.padsEnd);
+  dnnl::convolution_backward_weights::primitive_desc desc(
+      backward, dnnlAttributes(), kernel.engine(),
+      forwardDesc(conv, geometry, false, kernel.engine()));
+  auto gradOutput = kernel.toLayout(
+      kernel.input(0, plainDesc(conv.outputShape)), desc.diff_dst_desc());
+  auto x = kernel.toLayout(kernel.input(1, plainDesc(conv.inputShape)),
+                           desc.src_desc());
+  auto gradWeight = kernel.output(0, plainDesc(geometry.weightShape));
+  auto result = kernel.like(gradWeight, desc.diff_weights_desc());
+  kernel.add(dnnl::convolution_backward_weights(desc), desc,
+             {{DNNL_ARG_DIFF_DST, gradOutput},
+              {DNNL_ARG_SRC, x},
+              {DNNL_ARG_DIFF_WEIGHTS, result}});
+  kernel.reorder(result, gradWeight);
+  return true;
+}
+
+} // namespace
+
+void registerDnnlConvKernels() {
+  TRAINC_RT_REGISTER_DNNL("graph.conv", buildConv);
+  TRAINC_RT_REGISTER_DNNL("graph.conv_backward_input", buildConvBackwardInput);
+  TRAINC_RT_REGISTER_DNNL("graph.conv_backward_weight",
+                          buildConvBackwardWeight);
+}
+
+} // namespace trainc::rt

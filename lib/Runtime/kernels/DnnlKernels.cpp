@@ -1,0 +1,391 @@
+//===- DnnlKernels.cpp - matmul, gemm, pooling, batch norm on oneDNN ------===//
+//
+// Backend "dnnl" (the convolutions are in DnnlConvKernels.cpp; the
+// prepared-program machinery in DnnlSupport.cpp). Each kernel computes its
+// graph op's exact semantics, or refuses the launch when oneDNN would
+// differ (the dispatch predicates in dialects/kernel/BackendRegistry.cpp
+// mirror these refusals):
+//
+//  * matmul: numpy broadcasting of batch dims, 1-D operands promoted;
+//  * gemm: transposes as strides; c as a bias when alpha = beta = 1 and c
+//    is a row, otherwise copied and added by a `sum` post-op (alpha as the
+//    output scale);
+//  * pooling: no window may lie entirely in the padding (oneDNN's max is
+//    then the lowest float, not -inf, and its average 0); an average that
+//    counts the padding must not cross the end padding (ceil_mode: oneDNN
+//    divides by the whole kernel, PyTorch by the window clipped to input +
+//    pads). Max pooling selects the first maximal tap in row-major window
+//    order, as the reference does; it differs only on NaN (never selected
+//    by oneDNN) and -inf inputs;
+//  * batch norm: oneDNN's statistics (biased variance); the running
+//    statistics are updated on the host with the unbiased variance (as
+//    PyTorch does), since oneDNN does not keep them. The gradient kernel
+//    recomputes the statistics with a forward primitive into scratch.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Runtime/kernels/Dnnl.h"
+
+namespace trainc::rt {
+namespace {
+
+using dnnl::memory;
+
+bool checkNotEmpty(const Launch &launch, std::string &error) {
+  for (const auto *operands : {&launch.inputs, &launch.outputs})
+    for (const OperandInfo &operand : *operands)
+      if (operand.numElements() == 0)
+        return fail(launch, error, "the dnnl backend runs no empty tensors");
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+bool buildMatmul(const Launch &launch, DnnlKernel &kernel,
+                 std::string &error) {
+  MatmulShape mm;
+  if (!makeMatmulShape(launch, mm, error) || !checkNotEmpty(launch, error))
+    return false;
+  // Promote 1-D operands, then pad the batch dims to one rank.
+  Shape lhs = launch.inputs[0].shape, rhs = launch.inputs[1].shape;
+  if (lhs.size() == 1)
+    lhs.insert(lhs.begin(), 1);
+  if (rhs.size() == 1)
+    rhs.push_back(1);
+  size_t rank = std::max(lhs.size(), rhs.size());
+  if (rank > static_cast<size_t>(DNNL_MAX_NDIMS))
+    return fail(launch, error, "too many dims for the dnnl backend");
+  lhs.insert(lhs.begin(), rank - lhs.size(), 1);
+  rhs.insert(rhs.begin(), rank - rhs.size(), 1);
+  Shape result(rank);
+  for (size_t d = 0; d + 2 < rank; ++d)
+    result[d] = std::max(lhs[d], rhs[d]);
+  result[rank - 2] = mm.m;
+  result[rank - 1] = mm.n;
+  dnnl::matmul::desc desc(plainDesc(lhs), plainDesc(rhs), plainDesc(result));
+  dnnl::matmul::primitive_desc primitive(desc, dnnlAttributes(),
+                                         kernel.engine());
+  kernel.add(dnnl::matmul(primitive), primitive,
+             {{DNNL_ARG_SRC, kernel.input(0, plainDesc(lhs))},
+              {DNNL_ARG_WEIGHTS, kernel.input(1, plainDesc(rhs))},
+              {DNNL_ARG_DST, kernel.output(0, plainDesc(result))}});
+  return true;
+}
+
+/// A [rows, columns] matrix stored transposed or not.
+memory::desc matrixDesc(int64_t rows, int64_t columns, bool transposed) {
+  return memory::desc({rows, columns}, memory::data_type::f32,
+                      transposed ? memory::dims{1, rows}
+                                 : memory::dims{columns, 1});
+}
+
+bool buildGemm(const Launch &launch, DnnlKernel &kernel, std::string &error) {
+  GemmShape g;
+  if (!makeGemmShape(launch, g, error) || !checkNotEmpty(launch, error))
+    return false;
+  memory::desc a = matrixDesc(g.m, g.k, g.transA);
+  memory::desc b = matrixDesc(g.k, g.n, g.transB);
+  memory::desc out = plainDesc({g.m, g.n});
+  // c as [1 or m, 1 or n].
+  Shape cShape = g.hasC ? launch.inputs[2].shape : Shape();
+  cShape.insert(cShape.begin(), 2 - std::min<size_t>(2, cShape.size()), 1);
+  bool asBias = g.hasC && g.alpha == 1.0 && g.beta == 1.0 && cShape[0] == 1;
+  dnnl::primitive_attr attributes = dnnlAttributes();
+  if (g.alpha != 1.0)
+    attributes.set_output_scales(0, {static_cast<float>(g.alpha)});
+  if (g.hasC && !asBias) {
+    dnnl::post_ops sum;
+    sum.append_sum(static_cast<float>(g.beta));
+    attributes.set_post_ops(sum);
+  }
+  memory::desc bias = asBias ? plainDesc(cShape) : memory::desc();
+  dnnl::matmul::desc desc(a, b, bias, out);
+  dnnl::matmul::primitive_desc primitive(desc, attributes, kernel.engine());
+  auto result = kernel.output(0, out);
+  std::vector<std::pair<int, DnnlKernel::Memory>> arguments = {
+      {DNNL_ARG_SRC, kernel.input(0, a)},
+      {DNNL_ARG_WEIGHTS, kernel.input(1, b)},
+      {DNNL_ARG_DST, result}};
+  if (asBias) {
+    arguments.push_back({DNNL_ARG_BIAS, kernel.input(2, bias)});
+  } else if (g.hasC) {
+    // out = c broadcast to [m, n]; the sum post-op adds beta * out.
+    auto c = kernel.input(2, plainDesc(cShape));
+    kernel.addHost([g, c, result](const DnnlKernel &k) {
+      const float *from = static_cast<const float *>(k.data(c));
+      float *to = static_cast<float *>(k.data(result));
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j)
+          to[i * g.n + j] = from[i * g.cStrides[0] + j * g.cStrides[1]];
+    });
+  }
+  kernel.add(dnnl::matmul(primitive), primitive, arguments);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// oneDNN's view of a pooling window; refuses what oneDNN computes
+/// differently from the graph op (see the file comment).
+struct DnnlPool {
+  memory::dims strides, kernel, dilations, padsBegin, padsEnd;
+  dnnl::algorithm algorithm;
+};
+
+bool describePool(const Launch &launch, const PoolShape &pool, bool isMax,
+                  DnnlPool &dnnlPool, std::string &error) {
+  const Window &w = pool.window;
+  if (w.rank > 3)
+    return fail(launch, error,
+                "the dnnl backend runs pooling over 1 to 3 spatial dims");
+  if (product(pool.inputShape) == 0)
+    return fail(launch, error, "the dnnl backend runs no empty tensors");
+  for (size_t d = 0; d < w.rank; ++d) {
+    int64_t extent = (w.kernel[d] - 1) * w.dilations[d] + 1;
+    int64_t lastStart = (w.outputSpatial[d] - 1) * w.strides[d] - w.padsBegin[d];
+    // Every window needs a tap inside the input (a window is empty when it
+    // is empty along one dim).
+    bool padsOnly = false;
+    for (int64_t o = 0; o < w.outputSpatial[d] && !padsOnly; ++o) {
+      int64_t start = o * w.strides[d] - w.padsBegin[d];
+      bool inside = false;
+      for (int64_t k = 0; k < w.kernel[d] && !inside; ++k) {
+        int64_t at = start + k * w.dilations[d];
+        inside = at >= 0 && at < w.inputSpatial[d];
+      }
+      padsOnly = !inside;
+    }
+    if (padsOnly)
+      return fail(launch, error,
+                  "a window lies entirely in the padding (the dnnl backend "
+                  "would not give the reference's -inf / NaN)");
+    if (pool.countIncludePad &&
+        lastStart + extent > w.inputSpatial[d] + w.padsEnd[d])
+      return fail(launch, error,
+                  "an average counting the padding crosses the end padding "
+                  "(ceil_mode); the dnnl backend would divide differently");
+    dnnlPool.strides.push_back(w.strides[d]);
+    dnnlPool.kernel.push_back(w.kernel[d]);
+    dnnlPool.dilations.push_back(w.dilations[d] - 1);
+    dnnlPool.padsBegin.push_back(w.padsBegin[d]);
+    // ceil_mode's extra window reads past the end pads: oneDNN wants the
+    // end padding that makes its output size formula exact.
+    dnnlPool.padsEnd.push_back(std::max(
+        w.padsEnd[d], lastStart + extent - w.inputSpatial[d]));
+  }
+  dnnlPool.algorithm = isMax ? dnnl::algorithm::pooling_max
+                       : pool.countIncludePad
+                           ? dnnl::algorithm::pooling_avg_include_padding
+                           : dnnl::algorithm::pooling_avg_exclude_padding;
+  return true;
+}
+
+dnnl::pooling_v2_forward::primitive_desc
+poolForwardDesc(const PoolShape &pool, const DnnlPool &dnnlPool,
+                dnnl::prop_kind kind, const dnnl::engine &engine) {
+  dnnl::pooling_v2_forward::desc desc(
+      kind, dnnlPool.algorithm, plainDesc(pool.inputShape),
+      plainDesc(pool.outputShape), dnnlPool.strides, dnnlPool.kernel,
+      dnnlPool.dilations, dnnlPool.padsBegin, dnnlPool.padsEnd);
+  return {desc, dnnlAttributes(), engine};
+}
+
+template <bool isMax>
+bool buildPool(const Launch &launch, DnnlKernel &kernel, std::string &error) {
+  PoolShape pool;
+  DnnlPool dnnlPool;
+  if (!checkPool(launch, isMax, /*backward=*/false, pool, error) ||
+      !describePool(launch, pool, isMax, dnnlPool, error))
+    return false;
+  auto desc = poolForwardDesc(pool, dnnlPool,
+                              dnnl::prop_kind::forward_inference,
+                              kernel.engine());
+  kernel.add(dnnl::pooling_v2_forward(desc), desc,
+             {{DNNL_ARG_SRC, kernel.input(0, plainDesc(pool.inputShape))},
+              {DNNL_ARG_DST, kernel.output(0, plainDesc(pool.outputShape))}});
+  return true;
+}
+
+template <bool isMax>
+bool buildPoolBackward(const Launch &launch, DnnlKernel &kernel,
+                       std::string &error) {
+  PoolShape pool;
+  DnnlPool dnnlPool;
+  if (!checkPool(launch, isMax, /*backward=*/true, pool, error) ||
+      !describePool(launch, pool, isMax, dnnlPool, error))
+    return false;
+  auto forward = poolForwardDesc(
+      pool, dnnlPool, dnnl::prop_kind::forward_training, kernel.engine());
+  dnnl::pooling_v2_backward::desc backward(
+      dnnlPool.algorithm, plainDesc(pool.inputShape),
+      plainDesc(pool.outputShape), dnnlPool.strides, dnnlPool.kernel,
+      dnnlPool.dilations, dnnlPool.padsBegin, dnnlPool.padsEnd);
+  dnnl::pooling_v2_backward::primitive_desc desc(backward, dnnlAttributes(),
+                                                 kernel.engine(), forward);
+  std::vector<std::pair<int, DnnlKernel::Memory>> arguments = {
+      {DNNL_ARG_DIFF_DST, kernel.input(0, plainDesc(pool.outputShape))},
+      {DNNL_ARG_DIFF_SRC, kernel.output(0, plainDesc(pool.inputShape))}};
+  if (isMax) {
+    // The graph op has no workspace: rerun the forward to get the argmax.
+    auto workspace = kernel.temporary(forward.workspace_desc());
+    kernel.add(dnnl::pooling_v2_forward(forward), forward,
+               {{DNNL_ARG_SRC, kernel.input(1, plainDesc(pool.inputShape))},
+                {DNNL_ARG_DST, kernel.temporary(forward.dst_desc())},
+                {DNNL_ARG_WORKSPACE, workspace}});
+    arguments.push_back({DNNL_ARG_WORKSPACE, workspace});
+  }
+  kernel.add(dnnl::pooling_v2_backward(desc), desc, arguments);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Batch norm
+//===----------------------------------------------------------------------===//
+
+bool checkNormRank(const Launch &launch, size_t input, std::string &error) {
+  size_t rank = launch.inputs[input].shape.size();
+  if (rank > 5)
+    return fail(launch, error, "the dnnl backend runs batch norm on 2 to 5 dims");
+  return checkNotEmpty(launch, error);
+}
+
+const dnnl::normalization_flags kScaleShift =
+    dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+
+dnnl::batch_normalization_forward::primitive_desc
+normForwardDesc(const Shape &shape, double epsilon, dnnl::prop_kind kind,
+                dnnl::normalization_flags flags, const dnnl::engine &engine) {
+  dnnl::batch_normalization_forward::desc desc(
+      kind, plainDesc(shape), static_cast<float>(epsilon), flags);
+  return {desc, dnnlAttributes(), engine};
+}
+
+bool buildBatchNormTraining(const Launch &launch, DnnlKernel &kernel,
+                            std::string &error) {
+  BatchNormShape norm;
+  if (!checkBatchNormTraining(launch, norm, error) ||
+      !checkNormRank(launch, 0, error))
+    return false;
+  const Shape &shape = launch.inputs[0].shape;
+  auto desc = normForwardDesc(shape, norm.epsilon,
+                              dnnl::prop_kind::forward_training, kScaleShift,
+                              kernel.engine());
+  auto mean = kernel.temporary(desc.mean_desc());
+  auto variance = kernel.temporary(desc.variance_desc());
+  memory::desc channels = plainDesc({norm.channels});
+  kernel.add(dnnl::batch_normalization_forward(desc), desc,
+             {{DNNL_ARG_SRC, kernel.input(0, plainDesc(shape))},
+              {DNNL_ARG_SCALE, kernel.input(1, channels)},
+              {DNNL_ARG_SHIFT, kernel.input(2, channels)},
+              {DNNL_ARG_MEAN, mean},
+              {DNNL_ARG_VARIANCE, variance},
+              {DNNL_ARG_DST, kernel.output(0, plainDesc(shape))}});
+  // Running statistics (outputs 1, 2 may alias inputs 3, 4), as the
+  // reference: ONNX's momentum, the unbiased variance.
+  auto runningMean = kernel.input(3, channels);
+  auto runningVar = kernel.input(4, channels);
+  auto newMean = kernel.output(1, channels);
+  auto newVar = kernel.output(2, channels);
+  double count = static_cast<double>(norm.batch * norm.inner);
+  kernel.addHost([=](const DnnlKernel &k) {
+    auto at = [&](DnnlKernel::Memory memory) {
+      return static_cast<float *>(k.data(memory));
+    };
+    double momentum = norm.momentum, correction = count / (count - 1);
+    for (int64_t c = 0; c < norm.channels; ++c) {
+      at(newMean)[c] = static_cast<float>(momentum * at(runningMean)[c] +
+                                          (1.0 - momentum) * at(mean)[c]);
+      at(newVar)[c] = static_cast<float>(momentum * at(runningVar)[c] +
+                                         (1.0 - momentum) * at(variance)[c] *
+                                             correction);
+    }
+  });
+  return true;
+}
+
+bool buildBatchNormInference(const Launch &launch, DnnlKernel &kernel,
+                             std::string &error) {
+  BatchNormShape norm;
+  if (!checkBatchNormInference(launch, norm, error) ||
+      !checkNormRank(launch, 0, error))
+    return false;
+  const Shape &shape = launch.inputs[0].shape;
+  auto desc = normForwardDesc(
+      shape, norm.epsilon, dnnl::prop_kind::forward_inference,
+      kScaleShift | dnnl::normalization_flags::use_global_stats,
+      kernel.engine());
+  memory::desc channels = plainDesc({norm.channels});
+  kernel.add(dnnl::batch_normalization_forward(desc), desc,
+             {{DNNL_ARG_SRC, kernel.input(0, plainDesc(shape))},
+              {DNNL_ARG_SCALE, kernel.input(1, channels)},
+              {DNNL_ARG_SHIFT, kernel.input(2, channels)},
+              {DNNL_ARG_MEAN, kernel.input(3, channels)},
+              {DNNL_ARG_VARIANCE, kernel.input(4, channels)},
+              {DNNL_ARG_DST, kernel.output(0, plainDesc(shape))}});
+  return true;
+}
+
+bool buildBatchNormBackward(const Launch &launch, DnnlKernel &kernel,
+                            std::string &error) {
+  BatchNormShape norm;
+  if (!checkBatchNormBackward(launch, norm, error) ||
+      !checkNormRank(launch, 1, error))
+    return false;
+  const Shape &shape = launch.inputs[1].shape;
+  auto forward = normForwardDesc(shape, norm.epsilon,
+                                 dnnl::prop_kind::forward_training,
+                                 kScaleShift, kernel.engine());
+  dnnl::batch_normalization_backward::desc backward(
+      dnnl::prop_kind::backward, plainDesc(shape), plainDesc(shape),
+      static_cast<float>(norm.epsilon), kScaleShift);
+  dnnl::batch_normalization_backward::primitive_desc desc(
+      backward, dnnlAttributes(), kernel.engine(), forward);
+  memory::desc channels = plainDesc({norm.channels});
+  auto x = kernel.input(1, plainDesc(shape));
+  auto scale = kernel.input(2, channels);
+  // The batch statistics, from a forward pass into scratch (the shift does
+  // not change them: the scale's memory serves as both).
+  auto mean = kernel.temporary(forward.mean_desc());
+  auto variance = kernel.temporary(forward.variance_desc());
+  kernel.add(dnnl::batch_normalization_forward(forward), forward,
+             {{DNNL_ARG_SRC, x},
+              {DNNL_ARG_SCALE, scale},
+              {DNNL_ARG_SHIFT, scale},
+              {DNNL_ARG_MEAN, mean},
+              {DNNL_ARG_VARIANCE, variance},
+              {DNNL_ARG_DST, kernel.temporary(forward.dst_desc())}});
+  // oneDNN 2.6 insists on a shift argument it does not read.
+  kernel.add(dnnl::batch_normalization_backward(desc), desc,
+             {{DNNL_ARG_DIFF_DST, kernel.input(0, plainDesc(shape))},
+              {DNNL_ARG_SRC, x},
+              {DNNL_ARG_SCALE, scale},
+              {DNNL_ARG_SHIFT, scale},
+              {DNNL_ARG_MEAN, mean},
+              {DNNL_ARG_VARIANCE, variance},
+              {DNNL_ARG_DIFF_SRC, kernel.output(0, plainDesc(shape))},
+              {DNNL_ARG_DIFF_SCALE, kernel.output(1, channels)},
+              {DNNL_ARG_DIFF_SHIFT, kernel.output(2, channels)}});
+  return true;
+}
+
+} // namespace
+
+void registerDnnlKernels() {
+  TRAINC_RT_REGISTER_DNNL("graph.matmul", buildMatmul);
+  TRAINC_RT_REGISTER_DNNL("graph.gemm", buildGemm);
+  TRAINC_RT_REGISTER_DNNL("graph.max_pool", buildPool<true>);
+  TRAINC_RT_REGISTER_DNNL("graph.avg_pool", buildPool<false>);
+  TRAINC_RT_REGISTER_DNNL("graph.max_pool_backward", buildPoolBackward<true>);
+  TRAINC_RT_REGISTER_DNNL("graph.avg_pool_backward", buildPoolBackward<false>);
+  TRAINC_RT_REGISTER_DNNL("graph.batch_norm_training", buildBatchNormTraining);
+  TRAINC_RT_REGISTER_DNNL("graph.batch_norm_inference",
+                          buildBatchNormInference);
+  TRAINC_RT_REGISTER_DNNL("graph.batch_norm_training_backward",
+                          buildBatchNormBackward);
+  registerDnnlConvKernels();
+}
+
+} // namespace trainc::rt

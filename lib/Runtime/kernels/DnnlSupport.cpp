@@ -1,0 +1,158 @@
+//===- DnnlSupport.cpp - the oneDNN backend: prepared primitive programs --===//
+#include "lib/Runtime/kernels/Dnnl.h"
+
+namespace trainc::rt {
+
+namespace {
+constexpr size_t kAlignment = 64;
+size_t alignUp(size_t bytes) {
+  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+} // namespace
+
+DnnlKernel::DnnlKernel(LibraryContext &libraries) {
+  if (!libraries.dnnl)
+    libraries.dnnl = std::make_shared<DnnlContext>();
+  context = libraries.dnnl;
+}
+
+DnnlKernel::Memory DnnlKernel::bind(const dnnl::memory::desc &desc,
+                                    Binding binding) {
+  memories.emplace_back(desc, context->engine, static_cast<void *>(DNNL_MEMORY_NONE));
+  bindings.push_back(binding);
+  return static_cast<Memory>(memories.size() - 1);
+}
+
+DnnlKernel::Memory DnnlKernel::input(size_t index,
+                                     const dnnl::memory::desc &desc) {
+  return bind(desc, {Binding::Input, index, nullptr});
+}
+
+DnnlKernel::Memory DnnlKernel::output(size_t index,
+                                      const dnnl::memory::desc &desc) {
+  return bind(desc, {Binding::Output, index, nullptr});
+}
+
+DnnlKernel::Memory DnnlKernel::temporary(const dnnl::memory::desc &desc) {
+  size_t offset = temporaryBytes;
+  temporaryBytes += alignUp(desc.get_size());
+  return bind(desc, {Binding::Scratch, offset, nullptr});
+}
+
+DnnlKernel::Memory DnnlKernel::like(Memory memory,
+                                    const dnnl::memory::desc &desc) {
+  return memories[memory].get_desc() == desc ? memory : temporary(desc);
+}
+
+DnnlKernel::Memory DnnlKernel::toLayout(Memory memory,
+                                        const dnnl::memory::desc &desc) {
+  Memory converted = like(memory, desc);
+  reorder(memory, converted);
+  return converted;
+}
+
+void DnnlKernel::reorder(Memory from, Memory to) {
+  if (from == to)
+    return;
+  dnnl::reorder::primitive_desc desc(context->engine, this->desc(from),
+                                     context->engine, this->desc(to),
+                                     dnnlAttributes());
+  add(dnnl::reorder(desc), desc,
+      {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+
+void DnnlKernel::add(const dnnl::primitive &primitive,
+                     const dnnl::primitive_desc_base &desc,
+                     std::vector<std::pair<int, Memory>> arguments) {
+  Step step;
+  step.primitive = primitive;
+  for (const auto &[argument, memory] : arguments)
+    step.arguments.emplace(argument, memories[memory]);
+  size_t bytes = desc.scratchpad_desc().get_size();
+  if (bytes > scratchpadBytes) {
+    scratchpadBytes = bytes;
+    scratchpad = dnnl::memory(desc.scratchpad_desc(), context->engine,
+                              static_cast<void *>(DNNL_MEMORY_NONE));
+    // Earlier steps get the larger region too (it only grows).
+    for (Step &earlier : steps)
+      if (earlier.arguments.count(DNNL_ARG_SCRATCHPAD))
+        earlier.arguments[DNNL_ARG_SCRATCHPAD] = scratchpad;
+  }
+  if (bytes)
+    step.arguments.emplace(DNNL_ARG_SCRATCHPAD, scratchpad);
+  steps.push_back(std::move(step));
+}
+
+void DnnlKernel::addHost(std::function<void(const DnnlKernel &)> host) {
+  Step step;
+  step.host = std::move(host);
+  steps.push_back(std::move(step));
+}
+
+void *DnnlKernel::data(Memory memory) const {
+  return memories[memory].get_data_handle();
+}
+
+dnnl::memory::desc DnnlKernel::desc(Memory memory) const {
+  return memories[memory].get_desc();
+}
+
+size_t DnnlKernel::scratchBytes() const {
+  return temporaryBytes + scratchpadBytes;
+}
+
+bool DnnlKernel::run(void *const *inputs, void *const *outputs, void *scratch,
+                     std::string &error) {
+  char *base = static_cast<char *>(scratch);
+  for (size_t i = 0; i < memories.size(); ++i) {
+    Binding &binding = bindings[i];
+    void *address = binding.kind == Binding::Input    ? inputs[binding.index]
+                    : binding.kind == Binding::Output ? outputs[binding.index]
+                                                      : base + binding.index;
+    // Rebinding can cost (oneDNN zero-fills padded layouts): only on change.
+    if (address != binding.current) {
+      memories[i].set_data_handle(address);
+      binding.current = address;
+    }
+  }
+  if (scratchpadBytes && scratchpad.get_data_handle() != base + temporaryBytes)
+    scratchpad.set_data_handle(base + temporaryBytes);
+  for (Step &step : steps) {
+    if (step.host)
+      step.host(*this);
+    else
+      step.primitive.execute(context->stream, step.arguments);
+  }
+  context->stream.wait();
+  return true;
+}
+
+dnnl::primitive_attr dnnlAttributes() {
+  dnnl::primitive_attr attributes;
+  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  // The default (strict): f32 math stays f32, no implicit bf16 on AMX.
+  attributes.set_fpmath_mode(dnnl::fpmath_mode::strict);
+  return attributes;
+}
+
+dnnl::memory::desc plainDesc(const Shape &shape) {
+  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32,
+                            stridesOf(shape));
+}
+
+dnnl::memory::desc anyLayout(const Shape &shape) {
+  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32,
+                            dnnl::memory::format_tag::any);
+}
+
+bool checkDnnlFloat32(const Launch &launch, std::string &error) {
+  for (const auto *operands : {&launch.inputs, &launch.outputs})
+    for (const OperandInfo &operand : *operands)
+      if (operand.dtype != DType::F32)
+        return fail(launch, error,
+                    std::string("element type ") + dtypeName(operand.dtype) +
+                        " is not supported by the dnnl backend (f32 only)");
+  return true;
+}
+
+} // namespace trainc::rt
