@@ -233,57 +233,104 @@ def summarize(runs):
     good = [r for r in runs if "error" not in r]
     if not good:
         return None
-    ms = statistics.median(statistics.median(r["ms"]) for r in good)
-    growth = statistics.median(r["hwm_timed_kb"] - r["rss_before_kb"] for r in good)
-    summary = {"ms": ms, "growth_kb": growth, "first_loss": good[0]["first_loss"],
-               "runs": len(good), "errors": len(runs) - len(good),
-               "spread": [min(statistics.median(r["ms"]) for r in good),
-                          max(statistics.median(r["ms"]) for r in good)],
-               "version": good[0].get("version", ""), "how": good[0].get("how", "")}
+    per_run = [statistics.median(r["ms"]) for r in good]
+    summary = {"ms": statistics.median(per_run), "spread": [min(per_run), max(per_run)],
+               "growth_kb": statistics.median(r["hwm_timed_kb"] - r["rss_before_kb"]
+                                              for r in good),
+               "first_loss": good[0]["first_loss"], "runs": len(good),
+               "errors": len(runs) - len(good), "version": good[0].get("version", "")}
     if "rss_before_open_kb" in good[0]:
         summary["open_growth_kb"] = statistics.median(
             r["hwm_timed_kb"] - r["rss_before_open_kb"] for r in good)
     return summary
 
 
+def summaries(saved):
+    """{model: {framework: {configuration: summary or None}}} of a saved run."""
+    grouped = {}
+    for run in saved["runs"]:
+        grouped.setdefault(run["model"], {}).setdefault(run["framework"], {}) \
+            .setdefault(run["config"], []).append(run)
+    return {model: {framework: {config: summarize(runs) for config, runs in per.items()}
+                    for framework, per in by_framework.items()}
+            for model, by_framework in grouped.items()}
+
+
+def best_configurations(by_framework):
+    """{framework: (summary, configuration)} of the fastest configuration."""
+    best = {}
+    for framework, per_config in by_framework.items():
+        ran = [(s, c) for c, s in per_config.items() if s]
+        if ran:
+            best[framework] = min(ran, key=lambda sc: sc[0]["ms"])
+    return best
+
+
 def mib(kb):
     return f"{kb / 1024:.1f}"
 
 
-def table(models, results):
-    """Markdown: one row per model and framework, in its best configuration."""
+def report(saved):
+    """The Markdown tables of a saved run (results.json)."""
+    results = summaries(saved)
     lines = ["| model (batch) | framework | best config | ms/step | range | "
              "peer / trainc | GFLOP/s | ΔRSS MiB | 1st loss |",
              "|---|---|---|--:|--:|--:|--:|--:|--:|"]
-    for model in models:
-        by_framework = results.get(model.name, {})
-        best = {}
-        for framework, per_config in by_framework.items():
-            summaries = [(s, c) for c, s in per_config.items() if s]
-            if summaries:
-                best[framework] = min(summaries, key=lambda sc: sc[0]["ms"])
+    for name, model in saved["models"].items():
+        best = best_configurations(results.get(name, {}))
         base = best.get("trainc")
-        for framework, (s, config) in best.items():
+        for framework in results.get(name, {}):
+            if framework not in best:
+                error = next(r["error"] for r in saved["runs"]
+                             if r["model"] == name and r["framework"] == framework)
+                lines.append(f"| {name} ({model['batch']}) | {framework} | every run failed: "
+                             f"{error[-120:].replace('|', '/')} ||||||")
+                continue
+            s, config = best[framework]
             ratio = f"{s['ms'] / base[0]['ms']:.2f}" if base else "–"
             version = f" {s['version']}" if s["version"] and framework != "trainc" else ""
             lines.append(
-                f"| {model.name} ({model.batch}) | {framework}{version} | {config} | "
+                f"| {name} ({model['batch']}) | {framework}{version} | {config} | "
                 f"{s['ms']:.2f} | {s['spread'][0]:.2f}–{s['spread'][1]:.2f} | {ratio} | "
-                f"{model.train_flops / (s['ms'] * 1e6):.1f} | {mib(s['growth_kb'])} | "
+                f"{model['train_flops'] / (s['ms'] * 1e6):.1f} | {mib(s['growth_kb'])} | "
                 f"{s['first_loss']:.5f} |")
     lines += ["", "| model | training GFLOP/step | trainc compile s (median) | "
               "arena MiB (train_step) | persistent MiB | trainc ΔRSS from session open MiB |",
               "|---|--:|--:|--:|--:|--:|"]
-    for model in models:
-        trainc = results.get(model.name, {}).get("trainc", {})
-        open_growth = [s["open_growth_kb"] for s in trainc.values() if s]
-        arena = model.stats.get("arena train_step", 0)
+    for name, model in saved["models"].items():
+        base = best_configurations(results.get(name, {})).get("trainc")
         lines.append(
-            f"| {model.name} | {model.train_flops / 1e9:.3f} | "
-            f"{statistics.median(model.compile_seconds):.2f} | {arena / 2**20:.1f} | "
-            f"{model.stats.get('persistent', 0) / 2**20:.1f} | "
-            f"{mib(min(open_growth)) if open_growth else '–'} |")
+            f"| {name} | {model['train_flops'] / 1e9:.3f} | "
+            f"{statistics.median(model['compile_seconds']):.2f} | "
+            f"{model['stats'].get('arena train_step', 0) / 2**20:.1f} | "
+            f"{model['stats'].get('persistent', 0) / 2**20:.1f} | "
+            f"{mib(base[0]['open_growth_kb']) if base else '–'} |")
+    lines += ["", "Every configuration (median ms/step over rounds):", "",
+              "| model | framework | configuration | ms/step | runs |", "|---|---|---|--:|--:|"]
+    for name, by_framework in results.items():
+        for framework, per_config in by_framework.items():
+            for config, s in per_config.items():
+                runs = "0" if not s else str(s["runs"]) + (
+                    f" ({s['errors']} failed)" if s["errors"] else "")
+                lines.append(f"| {name} | {framework} | {config} | "
+                             f"{s['ms']:.2f} | {runs} |" if s else
+                             f"| {name} | {framework} | {config} | failed | {runs} |")
+    for name, by_framework in results.items():
+        lines += mismatched_losses(name, by_framework)
     return "\n".join(lines)
+
+
+def mismatched_losses(model, by_framework):
+    """Same weights and batch: every framework's first loss must agree."""
+    losses = {f: s["first_loss"] for f, per in by_framework.items()
+              for s in per.values() if s}
+    reference = losses.get("trainc")
+    if reference is None:
+        return []
+    return [f"\nWARNING {model}: {framework}'s first loss {loss:.6f} differs from trainc's "
+            f"{reference:.6f}: not the same model or weights?"
+            for framework, loss in losses.items()
+            if abs(loss - reference) > 1e-3 * max(1.0, abs(reference))]
 
 
 def machine():
@@ -323,7 +370,13 @@ def main():
     parser.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     parser.add_argument("--workdir", default=None, help="default BUILD_DIR/bench")
     parser.add_argument("--venv", default=os.path.join(HERE, ".venv"))
+    parser.add_argument("--report", metavar="RESULTS_JSON",
+                        help="only print the tables of a saved run")
     args = parser.parse_args()
+    if args.report:
+        with open(args.report) as f:
+            print(report(json.load(f)))
+        return
     if args.quick:
         args.reps, args.warmup, args.min_steps, args.max_steps = 1, 1, 2, 2
         args.min_seconds, args.compile_reps = 0.0, 1
@@ -356,7 +409,7 @@ def main():
                                      text=True).stdout.strip()}
     print(f"{info['machine']['cpu']}, {info['machine']['cores']} cores; "
           f"{info['machine']['uptime']}", flush=True)
-    models, results, raw = [], {}, []
+    models, raw = [], []
     for name in names:
         spec = export.SPECS[name]
         model = Model(name, onnx_path(name, args.build_dir), spec.inputs[0][1][0],
@@ -367,7 +420,6 @@ def main():
         plan = [("trainc", None, c) for c in configs(None, thread_counts, args.quick)]
         for peer_name, peer in peers.items():
             plan += [(peer_name, peer, c) for c in configs(peer, thread_counts, args.quick)]
-        runs = {}
         for rep in range(args.reps):
             shift = rep % len(plan)
             for framework_name, framework, config in plan[shift:] + plan[:shift]:
@@ -375,44 +427,26 @@ def main():
                 result.update(model=name, framework=framework_name, config=config.label(),
                               rep=rep)
                 raw.append(result)
-                runs.setdefault(framework_name, {}).setdefault(config.label(), []).append(result)
-                if "error" in result:
-                    print(f"  {name} {framework_name} [{config.label()}] round {rep + 1}: "
-                          f"FAILED: {result['error']}", flush=True)
-                else:
-                    print(f"  {name} {framework_name} [{config.label()}] round {rep + 1}: "
-                          f"{statistics.median(result['ms']):.2f} ms/step, "
-                          f"loss {result['first_loss']:.5f}", flush=True)
-        results[name] = {f: {c: summarize(rs) for c, rs in per.items()}
-                         for f, per in runs.items()}
-        check_losses(name, results[name])
+                outcome = (f"FAILED: {result['error']}" if "error" in result else
+                           f"{statistics.median(result['ms']):.2f} ms/step, "
+                           f"loss {result['first_loss']:.5f}")
+                print(f"  {name} {framework_name} [{config.label()}] round {rep + 1}: "
+                      f"{outcome}", flush=True)
 
     info["uptime_after"] = machine()["uptime"]
-    text = table(models, results)
+    saved = {"info": info, "runs": raw,
+             "models": {m.name: {"batch": m.batch, "train_flops": m.train_flops,
+                                 "compile_seconds": m.compile_seconds, "stats": m.stats}
+                        for m in models}}
+    os.makedirs(args.workdir, exist_ok=True)
+    with open(os.path.join(args.workdir, "results.json"), "w") as f:
+        json.dump(saved, f, indent=1)
+    text = report(saved)
     print("\n" + text)
     print(f"\nload: before {info['machine']['uptime']}\n      after  {info['uptime_after']}")
-    os.makedirs(args.workdir, exist_ok=True)
     with open(os.path.join(args.workdir, "results.md"), "w") as f:
         f.write(f"`{info['command']}`\n\n{info['machine']}\n\n{text}\n")
-    with open(os.path.join(args.workdir, "results.json"), "w") as f:
-        json.dump({"info": info, "runs": raw,
-                   "models": {m.name: {"batch": m.batch, "train_flops": m.train_flops,
-                                       "compile_seconds": m.compile_seconds,
-                                       "stats": m.stats} for m in models}}, f, indent=1)
-    print(f"wrote {os.path.join(args.workdir, 'results.json')}")
-
-
-def check_losses(model, per_framework):
-    """Same weights and batch: every framework's first loss must agree."""
-    losses = {f: s["first_loss"] for f, per in per_framework.items()
-              for s in per.values() if s}
-    if "trainc" not in losses:
-        return
-    reference = losses["trainc"]
-    for framework, loss in losses.items():
-        if abs(loss - reference) > 1e-3 * max(1.0, abs(reference)):
-            print(f"  WARNING {model}: {framework}'s first loss {loss:.6f} differs from "
-                  f"trainc's {reference:.6f}: not the same model or weights?", flush=True)
+    print(f"wrote {args.workdir}/results.json and results.md")
 
 
 if __name__ == "__main__":
