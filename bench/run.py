@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -62,31 +63,29 @@ class Config:
 
 @dataclass
 class Framework:
-    name: str
-    python: Optional[str]   # None: trainc's C runner
-    script: Optional[str]
-    args: List[str]         # framework-specific arguments
-    check: Optional[str]    # an import that must work for it to run
+    """A peer: the interpreter and script that run it, and what it needs."""
+    python: str
+    script: str
+    args: List[str]         # its own arguments (the mode)
+    check: str              # Python code that fails when the peer cannot run
     blas_choice: bool       # whether OPENBLAS_NUM_THREADS=1 is a configuration
 
 
 def frameworks(venv_python):
-    torch_script = os.path.join(HERE, "peer_torch.py")
+    torch_peer = os.path.join(HERE, "peer_torch.py")
     debian = "/usr/bin/python3"
+    torch2 = "import torch, torchvision, onnx"
     return {
-        "torch-eager": Framework("torch-eager", debian, torch_script,
-                                 ["--mode", "eager"], "torch", True),
-        "torch-script": Framework("torch-script", debian, torch_script,
-                                  ["--mode", "torchscript"], "torch", True),
-        "torch2-eager": Framework("torch2-eager", venv_python, torch_script,
-                                  ["--mode", "eager"], "torch, torchvision, onnx", False),
-        "torch2-compile": Framework("torch2-compile", venv_python, torch_script,
-                                    ["--mode", "compile"],
-                                    "torch, torchvision, onnx; torch.compile", False),
-        "jax": Framework("jax", venv_python, os.path.join(HERE, "peer_jax.py"), [],
-                         "jax", False),
-        "ort": Framework("ort", venv_python, os.path.join(HERE, "peer_ort.py"), [],
-                         "onnxruntime.training.api, onnx", False),
+        "torch-eager": Framework(debian, torch_peer, ["--mode", "eager"], "import torch", True),
+        "torch-script": Framework(debian, torch_peer, ["--mode", "torchscript"],
+                                  "import torch", True),
+        "torch2-eager": Framework(venv_python, torch_peer, ["--mode", "eager"], torch2, False),
+        "torch2-compile": Framework(venv_python, torch_peer, ["--mode", "compile"],
+                                    torch2 + "; assert hasattr(torch, 'compile')", False),
+        "jax": Framework(venv_python, os.path.join(HERE, "peer_jax.py"), [], "import jax",
+                         False),
+        "ort": Framework(venv_python, os.path.join(HERE, "peer_ort.py"), [],
+                         "import onnx, onnxruntime.training.api", False),
     }
 
 
@@ -108,13 +107,10 @@ def clean_env(extra):
 
 def installed(framework: Framework):
     """None if the framework's peer can run, else why not."""
-    if not framework.python or not os.path.exists(framework.python):
+    if not os.path.exists(framework.python):
         return f"no interpreter {framework.python} (run bench/setup_peers.sh)"
-    modules, _, feature = framework.check.partition(";")
-    code = "".join(f"import {m.strip()}\n" for m in modules.split(","))
-    if "torch.compile" in feature:
-        code += "assert hasattr(torch, 'compile'), 'torch ' + torch.__version__\n"
-    run = subprocess.run([framework.python, "-c", code], capture_output=True, text=True)
+    run = subprocess.run([framework.python, "-c", framework.check], capture_output=True,
+                         text=True)
     if run.returncode:
         lines = run.stderr.strip().splitlines()
         return f"{framework.python}: {lines[-1] if lines else 'import failed'}"
@@ -163,6 +159,8 @@ def write_data(model: Model):
         array.tofile(os.path.join(model.data, f"{name}.bin"))
     weights = {t.name: numpy_helper.to_array(t) for t in onnx.load(model.onnx).graph.initializer}
     np.savez(os.path.join(model.data, "weights.npz"), **weights)
+    # ORT's training artifacts are made from the ONNX file on first use.
+    shutil.rmtree(os.path.join(model.data, "ort"), ignore_errors=True)
 
     def spec_of(name):
         array = arrays[name]
