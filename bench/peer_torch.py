@@ -1,0 +1,80 @@
+"""PyTorch peer of bench/run.py: the reference model of models/export.py with
+the ONNX file's weights, trained on the fixed batch with SGD + momentum and
+softmax cross-entropy, in one of three modes:
+
+  eager        the module as it is
+  torchscript  torch.jit.script (torch.jit.trace where scripting fails)
+  compile      torch.compile (PyTorch 2; the optimizer step stays eager)
+
+Usage: peer_torch.py --mode MODE [bench/measure.py's options]
+Prints one JSON line."""
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "models"))
+import export  # noqa: E402  (models/export.py: the modules and the weight loader)
+import measure  # noqa: E402
+
+
+def load_batch(spec, directory):
+    inputs = [torch.from_numpy(np.load(os.path.join(directory, f"{name}.npy")))
+              for name, _, _ in spec.inputs]
+    labels = torch.from_numpy(np.load(os.path.join(directory, "labels.npy")))
+    return inputs, labels
+
+
+def prepare(module, mode, inputs):
+    """The module to train in `mode`, and how it was made."""
+    if mode == "eager":
+        return module, "eager"
+    if mode == "torchscript":
+        try:
+            return torch.jit.script(module), "torch.jit.script"
+        except Exception:  # some modules only trace
+            return torch.jit.trace(module, tuple(inputs)), "torch.jit.trace"
+    if mode == "compile":
+        if not hasattr(torch, "compile"):
+            raise SystemExit(f"torch {torch.__version__} has no torch.compile")
+        return torch.compile(module), "torch.compile"
+    raise SystemExit(f"unknown mode {mode}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--mode", choices=["eager", "torchscript", "compile"],
+                        required=True)
+    measure.add_arguments(parser)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)  # export.py sets 1 when imported
+
+    if args.model not in export.SPECS:
+        raise SystemExit(f"unknown model {args.model}")
+    spec = export.SPECS[args.model]
+    module = export.build(spec)
+    export.load_from_onnx(module, args.onnx)
+    module.train()
+    inputs, labels = load_batch(spec, args.data)
+    model, how = prepare(module, args.mode, inputs)
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr,
+                                momentum=args.momentum)
+    loss_function = torch.nn.CrossEntropyLoss()
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_function(model(*inputs), labels)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    measure.run(step, args, framework=f"torch-{args.mode}", how=how,
+                version=torch.__version__)
+
+
+if __name__ == "__main__":
+    main()
