@@ -214,6 +214,7 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.reduce_max", "generated", 5, float32OrMask},
       {"graph.softmax", "generated", 5, float32OrMask},
       {"graph.log_softmax", "generated", 5, float32OrMask},
+      {"graph.layer_norm", "generated", 5, float32OrMask},
       {"graph.sgd_update", "generated", 5, float32Update<3>},
       {"graph.adam_update", "generated", 5, float32Update<5>},
       {"graph.expand", "generated", 5, always},

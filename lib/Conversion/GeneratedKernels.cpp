@@ -486,6 +486,93 @@ LogicalResult buildSoftmax(KernelBuilder &kb, bool logarithm) {
   return success();
 }
 
+/// graph.layer_norm over dims [axis, rank): row means and inverse standard
+/// deviations in scratch buffers, then one normalizing pass.
+LogicalResult buildLayerNorm(KernelBuilder &kb) {
+  auto axisAttr = kb.launch.getOptions().getAs<IntegerAttr>("axis");
+  auto epsilonAttr = kb.launch.getOptions().getAs<FloatAttr>("epsilon");
+  ArrayRef<int64_t> shape = kb.inputType(0).getShape();
+  int64_t rank = shape.size();
+  if (!axisAttr || !epsilonAttr || axisAttr.getInt() < 0 ||
+      axisAttr.getInt() >= rank)
+    return kb.launch.emitError("layer_norm needs an axis of its input and "
+                               "an epsilon");
+  int64_t axis = axisAttr.getInt();
+  int64_t count = 1;
+  Space space(shape);
+  for (int64_t dim = axis; dim < rank; ++dim) {
+    space.reduction[dim] = true;
+    count *= shape[dim];
+  }
+  bool hasBias = kb.launch.getInputs().size() == 3;
+  auto all = [](unsigned) { return false; };
+  auto normalized = [&](unsigned dim) { return !space.reduction[dim]; };
+  auto rows = [&](unsigned dim) { return space.reduction[dim]; };
+  unsigned inputId = space.addAllBut(all);
+  unsigned scaleId = space.addAllBut(normalized);
+  unsigned outputId = space.addAllBut(all);
+  unsigned rowId = space.addAllBut(rows);
+  space.dropUnitDims();
+  space.collapse();
+  Type element = kb.inputType(0).getElementType();
+  Operand input{kb.input(0, space.shape(inputId)), inputId};
+  Operand scale{kb.input(1, space.shape(scaleId)), scaleId};
+  std::optional<Operand> bias;
+  if (hasBias)
+    bias = Operand{kb.input(2, space.shape(scaleId)), scaleId};
+  Operand output{kb.output(0, space.shape(outputId)), outputId};
+  Operand mean{kb.scratch(space.shape(rowId), element), rowId};
+  Operand inverseStd{kb.scratch(space.shape(rowId), element), rowId};
+  SmallVector<bool> parallel(space.domain.size(), false);
+  auto perRow = [&](Operand stat, auto body) {
+    Space own(space.shape(rowId));
+    unsigned id = own.addAllBut(all);
+    kb.nest(own, {}, {{stat.buffer, id}}, own.reduction, body);
+  };
+  auto c = [&](OpBuilder &b, Location loc, double value) {
+    return constant(b, loc, element, value);
+  };
+
+  kb.fill(space, mean, 0.0);
+  kb.nest(space, input, mean, space.reduction,
+          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            return {arith::AddFOp::create(b, loc, x[1], x[0])};
+          });
+  perRow(mean, [&](OpBuilder &b, Location loc,
+                   ValueRange x) -> SmallVector<Value> {
+    return {arith::DivFOp::create(b, loc, x[0], c(b, loc, double(count)))};
+  });
+  kb.fill(space, inverseStd, 0.0);
+  kb.nest(space, {input, mean}, inverseStd, space.reduction,
+          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value centered = arith::SubFOp::create(b, loc, x[0], x[1]);
+            Value square = arith::MulFOp::create(b, loc, centered, centered);
+            return {arith::AddFOp::create(b, loc, x[2], square)};
+          });
+  perRow(inverseStd, [&](OpBuilder &b, Location loc,
+                         ValueRange x) -> SmallVector<Value> {
+    Value variance =
+        arith::DivFOp::create(b, loc, x[0], c(b, loc, double(count)));
+    Value shifted = arith::AddFOp::create(
+        b, loc, variance, c(b, loc, epsilonAttr.getValueAsDouble()));
+    return {arith::DivFOp::create(b, loc, c(b, loc, 1.0),
+                                  math::SqrtOp::create(b, loc, shifted))};
+  });
+  SmallVector<Operand> inputs = {input, mean, inverseStd, scale};
+  if (bias)
+    inputs.push_back(*bias);
+  kb.nest(space, inputs, output, parallel,
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value centered = arith::SubFOp::create(b, loc, x[0], x[1]);
+            Value y = arith::MulFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, centered, x[2]), x[3]);
+            if (bias)
+              y = arith::AddFOp::create(b, loc, y, x[4]);
+            return {y};
+          });
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Optimizer updates
 //===----------------------------------------------------------------------===//
@@ -683,6 +770,7 @@ const llvm::StringMap<Builder> &builders() {
       t[name] = [logarithm = logarithm](KernelBuilder &kb) {
         return buildSoftmax(kb, logarithm);
       };
+    t["graph.layer_norm"] = buildLayerNorm;
     t["graph.sgd_update"] = buildSgd;
     t["graph.adam_update"] = buildAdam;
     return t;

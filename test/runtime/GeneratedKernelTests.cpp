@@ -273,6 +273,25 @@ TEST_CASE("generated softmax and log_softmax match on every axis",
   }
 }
 
+TEST_CASE("generated layer_norm matches the interpreter", "[generated]") {
+  for (const auto &[shape, axis] :
+       {std::pair(Shape{16, 64, 128}, int64_t(2)), std::pair(Shape{3, 5, 7}, int64_t(1)),
+        std::pair(Shape{3, 5, 7}, int64_t(2)), std::pair(Shape{4, 1}, int64_t(1)),
+        std::pair(Shape{2, 1, 300}, int64_t(0)), std::pair(Shape{100}, int64_t(0))}) {
+    HostTensor x = randomTensor(DType::F32, shape, -3.0, 5.0);
+    Shape normalized(shape.begin() + axis, shape.end());
+    HostTensor scale = randomTensor(DType::F32, normalized, 0.5, 1.5);
+    HostTensor bias = randomTensor(DType::F32, normalized);
+    std::vector<Attr> attributes = {integer("axis", axis), real("epsilon", 1e-5)};
+    checkGenerated({"graph.layer_norm", {x, scale, bias}, {{DType::F32, shape}},
+                    attributes},
+                   1e-5);
+    checkGenerated({"graph.layer_norm", {x, scale}, {{DType::F32, shape}},
+                    attributes},
+                   1e-5);
+  }
+}
+
 TEST_CASE("generated data movement is exact", "[generated]") {
   HostTensor x = randomTensor(DType::F32, {4, 5, 6});
   checkGenerated({"graph.reshape", {x}, {{DType::F32, {20, 6}}},
