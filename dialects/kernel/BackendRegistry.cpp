@@ -215,6 +215,7 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.softmax", "generated", 5, float32OrMask},
       {"graph.log_softmax", "generated", 5, float32OrMask},
       {"graph.layer_norm", "generated", 5, float32OrMask},
+      {"graph.layer_norm_backward", "generated", 5, float32OrMask},
       {"graph.sgd_update", "generated", 5, float32Update<3>},
       {"graph.adam_update", "generated", 5, float32Update<5>},
       {"graph.expand", "generated", 5, always},

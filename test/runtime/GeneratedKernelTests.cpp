@@ -273,7 +273,7 @@ TEST_CASE("generated softmax and log_softmax match on every axis",
   }
 }
 
-TEST_CASE("generated layer_norm matches the interpreter", "[generated]") {
+TEST_CASE("generated layer_norm and its gradient match the interpreter", "[generated]") {
   for (const auto &[shape, axis] :
        {std::pair(Shape{16, 64, 128}, int64_t(2)), std::pair(Shape{3, 5, 7}, int64_t(1)),
         std::pair(Shape{3, 5, 7}, int64_t(2)), std::pair(Shape{4, 1}, int64_t(1)),
@@ -287,6 +287,14 @@ TEST_CASE("generated layer_norm matches the interpreter", "[generated]") {
                     attributes},
                    1e-5);
     checkGenerated({"graph.layer_norm", {x, scale}, {{DType::F32, shape}},
+                    attributes},
+                   1e-5);
+    HostTensor dy = randomTensor(DType::F32, shape);
+    checkGenerated({"graph.layer_norm_backward",
+                    {dy, x, scale},
+                    {{DType::F32, shape},
+                     {DType::F32, normalized},
+                     {DType::F32, normalized}},
                     attributes},
                    1e-5);
   }
