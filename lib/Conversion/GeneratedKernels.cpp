@@ -4,14 +4,16 @@
 // domain, and which domain dimensions index each buffer. Dropping unit
 // dimensions and merging dimensions that every buffer walks contiguously
 // gives the nests few, long dimensions to vectorize; the kernel function
-// then sees each buffer in that collapsed shape. Semantics follow the
-// reference kernels (lib/Runtime/kernels); where those compute in double
-// (optimizer updates, leaky_relu's scaling) the nests do too.
+// then sees each buffer in that collapsed shape (KernelBuilder.h). Semantics
+// follow the reference kernels (lib/Runtime/kernels); where those compute
+// in double (optimizer updates, leaky_relu's scaling) the nests do too.
+// This file: elementwise ops, data movement, reductions, softmax, and the
+// table of every builder; layer norm and the optimizer updates have files
+// of their own.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/GeneratedKernels.h"
-
-#include "dialects/loop/Schedule.h"
+#include "lib/Conversion/KernelBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -24,200 +26,6 @@ using namespace mlir;
 
 namespace trainc::conversion {
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Iteration spaces
-//===----------------------------------------------------------------------===//
-
-/// A domain, and for each buffer the domain dimensions along its axes.
-struct Space {
-  SmallVector<int64_t> domain;
-  SmallVector<bool> reduction;
-  SmallVector<SmallVector<unsigned>> operands;
-
-  explicit Space(ArrayRef<int64_t> extents)
-      : domain(extents), reduction(extents.size(), false) {}
-
-  unsigned add(SmallVector<unsigned> dims) {
-    operands.push_back(std::move(dims));
-    return operands.size() - 1;
-  }
-  /// An operand indexed by every dimension but `excluded`.
-  unsigned addAllBut(llvm::function_ref<bool(unsigned)> excluded) {
-    SmallVector<unsigned> dims;
-    for (unsigned dim = 0; dim < domain.size(); ++dim)
-      if (!excluded(dim))
-        dims.push_back(dim);
-    return add(dims);
-  }
-
-  /// Dimensions of extent 1 address nothing: drop them.
-  void dropUnitDims() {
-    for (int dim = static_cast<int>(domain.size()) - 1; dim >= 0; --dim)
-      if (domain[dim] == 1)
-        removeDim(dim);
-  }
-
-  /// Merges dimensions d and d+1 wherever every buffer uses both,
-  /// adjacently, or neither, and both are of the same kind.
-  void collapse() {
-    for (int dim = static_cast<int>(domain.size()) - 2; dim >= 0; --dim) {
-      if (reduction[dim] != reduction[dim + 1])
-        continue;
-      bool mergeable = llvm::all_of(operands, [&](ArrayRef<unsigned> dims) {
-        const unsigned *outer = llvm::find(dims, unsigned(dim));
-        const unsigned *inner = llvm::find(dims, unsigned(dim + 1));
-        bool hasOuter = outer != dims.end(), hasInner = inner != dims.end();
-        return hasOuter == hasInner && (!hasOuter || inner == outer + 1);
-      });
-      if (!mergeable)
-        continue;
-      domain[dim] *= domain[dim + 1];
-      removeDim(dim + 1);
-    }
-  }
-
-  SmallVector<int64_t> shape(unsigned operand) const {
-    return llvm::map_to_vector(operands[operand],
-                               [&](unsigned dim) { return domain[dim]; });
-  }
-
-  AffineMap map(unsigned operand, MLIRContext *context) const {
-    SmallVector<AffineExpr> results;
-    for (unsigned dim : operands[operand])
-      results.push_back(getAffineDimExpr(dim, context));
-    return AffineMap::get(domain.size(), 0, results, context);
-  }
-
-private:
-  void removeDim(unsigned removed) {
-    domain.erase(domain.begin() + removed);
-    reduction.erase(reduction.begin() + removed);
-    for (SmallVector<unsigned> &dims : operands) {
-      llvm::erase(dims, removed);
-      for (unsigned &dim : dims)
-        if (dim > removed)
-          --dim;
-    }
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// Writing a kernel
-//===----------------------------------------------------------------------===//
-
-using Body = llvm::function_ref<SmallVector<Value>(OpBuilder &, Location,
-                                                   ValueRange)>;
-
-/// A buffer of the kernel function and its operand number in a Space.
-struct Operand {
-  Value buffer;
-  unsigned id;
-};
-
-class KernelBuilder {
-public:
-  KernelBuilder(kernel::LaunchOp launch, func::FuncOp function)
-      : launch(launch), function(function),
-        builder(function.getBody().front().getTerminator()),
-        loc(launch.getLoc()) {}
-
-  kernel::LaunchOp launch;
-  func::FuncOp function;
-  OpBuilder builder;
-  Location loc;
-
-  MemRefType inputType(unsigned i) {
-    return cast<MemRefType>(launch.getInputs()[i].getType());
-  }
-  MemRefType outputType(unsigned i) {
-    return cast<MemRefType>(launch.getOutputs()[i].getType());
-  }
-  double real(StringRef name, double defaultValue) {
-    auto attr = launch.getOptions().getAs<FloatAttr>(name);
-    return attr ? attr.getValueAsDouble() : defaultValue;
-  }
-  std::optional<double> optionalReal(StringRef name) {
-    if (auto attr = launch.getOptions().getAs<FloatAttr>(name))
-      return attr.getValueAsDouble();
-    return std::nullopt;
-  }
-  bool flag(StringRef name) {
-    auto attr = launch.getOptions().getAs<BoolAttr>(name);
-    return attr && attr.getValue();
-  }
-
-  /// Launch operand `index` (inputs, then outputs) seen with `shape`.
-  Value view(unsigned index, ArrayRef<int64_t> shape, Type element = {}) {
-    BlockArgument argument = function.getArgument(index);
-    auto type = cast<MemRefType>(argument.getType());
-    argument.setType(
-        MemRefType::get(shape, element ? element : type.getElementType()));
-    return argument;
-  }
-  Value input(unsigned i, ArrayRef<int64_t> shape) { return view(i, shape); }
-  Value output(unsigned i, ArrayRef<int64_t> shape) {
-    return view(launch.getInputs().size() + i, shape);
-  }
-  /// A new buffer that only this kernel uses.
-  Value scratch(ArrayRef<int64_t> shape, Type element) {
-    return function.getBody().front().addArgument(MemRefType::get(shape, element),
-                                                  loc);
-  }
-
-  /// Appends a loop.nest over `space` with the default schedule.
-  void nest(const Space &space, ArrayRef<Operand> inputs,
-            ArrayRef<Operand> outputs, ArrayRef<bool> reduction, Body body) {
-    MLIRContext *context = builder.getContext();
-    SmallVector<AffineMap> maps;
-    SmallVector<Value> inputBuffers, outputBuffers;
-    SmallVector<Type> elements;
-    for (const Operand &operand : inputs) {
-      maps.push_back(space.map(operand.id, context));
-      inputBuffers.push_back(operand.buffer);
-    }
-    for (const Operand &operand : outputs) {
-      maps.push_back(space.map(operand.id, context));
-      outputBuffers.push_back(operand.buffer);
-    }
-    for (Value buffer : llvm::concat<Value>(inputBuffers, outputBuffers))
-      elements.push_back(cast<MemRefType>(buffer.getType()).getElementType());
-    SmallVector<Attribute> iterators;
-    for (bool reduces : reduction)
-      iterators.push_back(
-          builder.getStringAttr(reduces ? "reduction" : "parallel"));
-    loop::ScheduleAttr schedule = loop::defaultSchedule(
-        context, space.domain, reduction, maps, outputs.size());
-    auto nestOp = loop::NestOp::create(
-        builder, loc, inputBuffers, outputBuffers,
-        builder.getDenseI64ArrayAttr(space.domain),
-        builder.getAffineMapArrayAttr(maps), builder.getArrayAttr(iterators),
-        schedule);
-    Block *block = builder.createBlock(&nestOp.getBody());
-    for (Type element : elements)
-      block->addArgument(element, loc);
-    OpBuilder nested = OpBuilder::atBlockBegin(block);
-    SmallVector<Value> results = body(nested, loc, block->getArguments());
-    loop::YieldOp::create(nested, loc, results);
-    builder.setInsertionPointAfter(nestOp);
-  }
-
-  /// Sets every element of `buffer` (operand `id` of `space`) to `value`.
-  void fill(const Space &space, Operand operand, double value) {
-    Space own(space.shape(operand.id));
-    unsigned id = own.addAllBut([](unsigned) { return false; });
-    Type element = cast<MemRefType>(operand.buffer.getType()).getElementType();
-    nest(own, {}, {{operand.buffer, id}}, own.reduction,
-         [&](OpBuilder &b, Location loc, ValueRange) -> SmallVector<Value> {
-           return {arith::ConstantOp::create(
-               b, loc, b.getFloatAttr(element, value))};
-         });
-  }
-};
-
-Value constant(OpBuilder &b, Location loc, Type type, double value) {
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
-}
 
 //===----------------------------------------------------------------------===//
 // Elementwise ops with numpy broadcasting
@@ -303,11 +111,13 @@ Value clipOp(KernelBuilder &kb, OpBuilder &b, Location loc, ValueRange x) {
   Type type = value.getType();
   if (std::optional<double> low = kb.optionalReal("min")) {
     Value bound = constant(b, loc, type, *low);
-    value = select(b, loc, arith::CmpFPredicate::OLT, value, bound, bound, value);
+    value =
+        select(b, loc, arith::CmpFPredicate::OLT, value, bound, bound, value);
   }
   if (std::optional<double> high = kb.optionalReal("max")) {
     Value bound = constant(b, loc, type, *high);
-    value = select(b, loc, arith::CmpFPredicate::OGT, value, bound, bound, value);
+    value =
+        select(b, loc, arith::CmpFPredicate::OGT, value, bound, bound, value);
   }
   return value;
 }
@@ -420,9 +230,8 @@ LogicalResult buildReduce(KernelBuilder &kb, Reduce kind) {
   space.collapse();
   Operand input{kb.input(0, space.shape(inputId)), inputId};
   Operand output{kb.output(0, space.shape(outputId)), outputId};
-  kb.fill(space, output, kind == Reduce::Max
-                             ? -std::numeric_limits<double>::infinity()
-                             : 0.0);
+  kb.fill(space, output,
+          kind == Reduce::Max ? -std::numeric_limits<double>::infinity() : 0.0);
   kb.nest(space, input, output, space.reduction,
           [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
             return {combine(kind, b, loc, x[1], x[0])};
@@ -430,11 +239,12 @@ LogicalResult buildReduce(KernelBuilder &kb, Reduce kind) {
   if (kind == Reduce::Mean) {
     Space own(space.shape(outputId));
     unsigned id = own.addAllBut([](unsigned) { return false; });
-    kb.nest(own, {}, {{output.buffer, id}}, own.reduction,
-            [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-              Value n = constant(b, loc, x[0].getType(), double(count));
-              return {arith::DivFOp::create(b, loc, x[0], n)};
-            });
+    kb.nest(
+        own, {}, {{output.buffer, id}}, own.reduction,
+        [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+          Value n = constant(b, loc, x[0].getType(), double(count));
+          return {arith::DivFOp::create(b, loc, x[0], n)};
+        });
   }
   return success();
 }
@@ -482,335 +292,6 @@ LogicalResult buildSoftmax(KernelBuilder &kb, bool logarithm) {
                                             math::LogOp::create(b, loc, x[2]))};
             return {arith::DivFOp::create(
                 b, loc, math::ExpOp::create(b, loc, shifted), x[2])};
-          });
-  return success();
-}
-
-/// The iteration space of a layer norm over dims [axis, rank) of `shape`:
-/// reductions over the normalized dims; per-row statistics index the rest.
-struct LayerNormSpace {
-  Space space;
-  unsigned tensorId, normalizedId, rowId;
-  int64_t count = 1; ///< elements per row
-  SmallVector<bool> noReduction, overRows;
-
-  LayerNormSpace(ArrayRef<int64_t> shape, int64_t axis) : space(shape) {
-    for (int64_t dim = axis; dim < static_cast<int64_t>(shape.size()); ++dim) {
-      space.reduction[dim] = true;
-      count *= shape[dim];
-    }
-    tensorId = space.addAllBut([](unsigned) { return false; });
-    normalizedId =
-        space.addAllBut([&](unsigned dim) { return !space.reduction[dim]; });
-    rowId = space.addAllBut([&](unsigned dim) { return space.reduction[dim]; });
-    space.dropUnitDims();
-    space.collapse();
-    noReduction.assign(space.domain.size(), false);
-    for (bool normalized : space.reduction)
-      overRows.push_back(!normalized);
-  }
-};
-
-/// The space of a layer norm launch whose data is input operand `input`;
-/// nullopt (after an error) if its axis or epsilon is missing.
-std::optional<LayerNormSpace> layerNormSpace(KernelBuilder &kb,
-                                             unsigned input, double &epsilon) {
-  auto axis = kb.launch.getOptions().getAs<IntegerAttr>("axis");
-  auto epsilonAttr = kb.launch.getOptions().getAs<FloatAttr>("epsilon");
-  MemRefType type = kb.inputType(input);
-  if (!axis || !epsilonAttr || axis.getInt() < 0 ||
-      axis.getInt() >= type.getRank()) {
-    kb.launch.emitError("a layer norm needs an axis of its input and an "
-                        "epsilon");
-    return std::nullopt;
-  }
-  epsilon = epsilonAttr.getValueAsDouble();
-  return LayerNormSpace(type.getShape(), axis.getInt());
-}
-
-/// Row means and inverse standard deviations of `input` into two new
-/// scratch buffers.
-std::pair<Operand, Operand> layerNormStatistics(KernelBuilder &kb,
-                                                const LayerNormSpace &ln,
-                                                Operand input, double epsilon) {
-  const Space &space = ln.space;
-  Type element = cast<MemRefType>(input.buffer.getType()).getElementType();
-  Operand mean{kb.scratch(space.shape(ln.rowId), element), ln.rowId};
-  Operand inverseStd{kb.scratch(space.shape(ln.rowId), element), ln.rowId};
-  auto c = [&](OpBuilder &b, Location loc, double value) {
-    return constant(b, loc, element, value);
-  };
-  auto perRow = [&](Operand stat, auto body) {
-    Space own(space.shape(ln.rowId));
-    unsigned id = own.addAllBut([](unsigned) { return false; });
-    kb.nest(own, {}, {{stat.buffer, id}}, own.reduction, body);
-  };
-  kb.fill(space, mean, 0.0);
-  kb.nest(space, input, mean, space.reduction,
-          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            return {arith::AddFOp::create(b, loc, x[1], x[0])};
-          });
-  perRow(mean, [&](OpBuilder &b, Location loc,
-                   ValueRange x) -> SmallVector<Value> {
-    return {arith::DivFOp::create(b, loc, x[0], c(b, loc, double(ln.count)))};
-  });
-  kb.fill(space, inverseStd, 0.0);
-  kb.nest(space, {input, mean}, inverseStd, space.reduction,
-          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Value centered = arith::SubFOp::create(b, loc, x[0], x[1]);
-            Value square = arith::MulFOp::create(b, loc, centered, centered);
-            return {arith::AddFOp::create(b, loc, x[2], square)};
-          });
-  perRow(inverseStd, [&](OpBuilder &b, Location loc,
-                         ValueRange x) -> SmallVector<Value> {
-    Value variance =
-        arith::DivFOp::create(b, loc, x[0], c(b, loc, double(ln.count)));
-    Value shifted =
-        arith::AddFOp::create(b, loc, variance, c(b, loc, epsilon));
-    return {arith::DivFOp::create(b, loc, c(b, loc, 1.0),
-                                  math::SqrtOp::create(b, loc, shifted))};
-  });
-  return {mean, inverseStd};
-}
-
-/// (x - mean) * inverseStd from the elements of x, mean, inverseStd.
-Value normalize(OpBuilder &b, Location loc, Value x, Value mean,
-                Value inverseStd) {
-  return arith::MulFOp::create(b, loc, arith::SubFOp::create(b, loc, x, mean),
-                               inverseStd);
-}
-
-/// graph.layer_norm: the statistics, then one normalizing pass.
-LogicalResult buildLayerNorm(KernelBuilder &kb) {
-  double epsilon;
-  std::optional<LayerNormSpace> ln = layerNormSpace(kb, 0, epsilon);
-  if (!ln)
-    return failure();
-  const Space &space = ln->space;
-  Operand input{kb.input(0, space.shape(ln->tensorId)), ln->tensorId};
-  Operand scale{kb.input(1, space.shape(ln->normalizedId)), ln->normalizedId};
-  bool hasBias = kb.launch.getInputs().size() == 3;
-  SmallVector<Operand> inputs = {input};
-  auto [mean, inverseStd] =
-      layerNormStatistics(kb, *ln, input, epsilon);
-  inputs.append({mean, inverseStd, scale});
-  if (hasBias)
-    inputs.push_back({kb.input(2, space.shape(ln->normalizedId)), ln->normalizedId});
-  Operand output{kb.output(0, space.shape(ln->tensorId)), ln->tensorId};
-  kb.nest(space, inputs, output, ln->noReduction,
-          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Value y = arith::MulFOp::create(
-                b, loc, normalize(b, loc, x[0], x[1], x[2]), x[3]);
-            if (hasBias)
-              y = arith::AddFOp::create(b, loc, y, x[4]);
-            return {y};
-          });
-  return success();
-}
-
-/// graph.layer_norm_backward(dy, x, scale) -> (dx, dscale, dbias): the
-/// statistics again, the row sums of dy*scale and of dy*scale*normalized,
-/// the input gradient, then the column sums over rows for scale and bias.
-LogicalResult buildLayerNormBackward(KernelBuilder &kb) {
-  double epsilon;
-  std::optional<LayerNormSpace> ln = layerNormSpace(kb, 1, epsilon);
-  if (!ln)
-    return failure();
-  const Space &space = ln->space;
-  Type element = kb.inputType(1).getElementType();
-  Operand dy{kb.input(0, space.shape(ln->tensorId)), ln->tensorId};
-  Operand input{kb.input(1, space.shape(ln->tensorId)), ln->tensorId};
-  Operand scale{kb.input(2, space.shape(ln->normalizedId)), ln->normalizedId};
-  Operand dx{kb.output(0, space.shape(ln->tensorId)), ln->tensorId};
-  Operand dscale{kb.output(1, space.shape(ln->normalizedId)), ln->normalizedId};
-  Operand dbias{kb.output(2, space.shape(ln->normalizedId)), ln->normalizedId};
-  auto [mean, inverseStd] =
-      layerNormStatistics(kb, *ln, input, epsilon);
-  Operand sumGrad{kb.scratch(space.shape(ln->rowId), element), ln->rowId};
-  Operand sumGradNormalized{kb.scratch(space.shape(ln->rowId), element),
-                            ln->rowId};
-  double count = double(ln->count);
-
-  kb.fill(space, sumGrad, 0.0);
-  kb.fill(space, sumGradNormalized, 0.0);
-  kb.nest(space, {dy, input, scale, mean, inverseStd},
-          {sumGrad, sumGradNormalized}, space.reduction,
-          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Value g = arith::MulFOp::create(b, loc, x[0], x[2]);
-            Value n = normalize(b, loc, x[1], x[3], x[4]);
-            return {arith::AddFOp::create(b, loc, x[5], g),
-                    arith::AddFOp::create(
-                        b, loc, x[6], arith::MulFOp::create(b, loc, g, n))};
-          });
-  kb.nest(space, {dy, input, scale, mean, inverseStd, sumGrad, sumGradNormalized},
-          dx, ln->noReduction,
-          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Value g = arith::MulFOp::create(b, loc, x[0], x[2]);
-            Value n = normalize(b, loc, x[1], x[3], x[4]);
-            Value size = constant(b, loc, g.getType(), count);
-            Value inner = arith::SubFOp::create(
-                b, loc,
-                arith::SubFOp::create(b, loc,
-                                      arith::MulFOp::create(b, loc, size, g),
-                                      x[5]),
-                arith::MulFOp::create(b, loc, n, x[6]));
-            Value factor = arith::DivFOp::create(b, loc, x[4], size);
-            return {arith::MulFOp::create(b, loc, factor, inner)};
-          });
-  kb.fill(space, dscale, 0.0);
-  kb.fill(space, dbias, 0.0);
-  kb.nest(space, {dy, input, mean, inverseStd}, {dscale, dbias}, ln->overRows,
-          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Value n = normalize(b, loc, x[1], x[2], x[3]);
-            return {arith::AddFOp::create(b, loc, x[4],
-                                          arith::MulFOp::create(b, loc, x[0], n)),
-                    arith::AddFOp::create(b, loc, x[5], x[0])};
-          });
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
-// Optimizer updates
-//===----------------------------------------------------------------------===//
-
-/// graph.sgd_update(param, grad, lr, step[, buffer]) -> (param'[, buffer']),
-/// computed in double like the reference: bit-identical results.
-LogicalResult buildSgd(KernelBuilder &kb) {
-  bool hasBuffer = kb.launch.getInputs().size() == 5;
-  int64_t count = kb.inputType(0).getNumElements();
-  Space space(ArrayRef<int64_t>{count});
-  unsigned tensor = space.add({0}), scalar = space.add({});
-  SmallVector<Operand> inputs = {{kb.input(0, {count}), tensor},
-                                 {kb.input(1, {count}), tensor},
-                                 {kb.input(2, {}), scalar},
-                                 {kb.input(3, {}), scalar}};
-  SmallVector<Operand> outputs = {{kb.output(0, {count}), tensor}};
-  if (hasBuffer) {
-    inputs.push_back({kb.input(4, {count}), tensor});
-    outputs.push_back({kb.output(1, {count}), tensor});
-  }
-  double momentum = kb.real("momentum", 0.0);
-  double dampening = kb.real("dampening", 0.0);
-  double weightDecay = kb.real("weight_decay", 0.0);
-  bool nesterov = kb.flag("nesterov");
-  kb.nest(space, inputs, outputs, space.reduction,
-          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Type f64 = b.getF64Type();
-            Type element = x[0].getType();
-            auto c = [&](double value) { return constant(b, loc, f64, value); };
-            auto wide = [&](Value v) -> Value {
-              return arith::ExtFOp::create(b, loc, f64, v);
-            };
-            Value param = wide(x[0]);
-            Value grad = arith::AddFOp::create(
-                b, loc, wide(x[1]),
-                arith::MulFOp::create(b, loc, c(weightDecay), param));
-            Value rate = wide(x[2]);
-            Value direction = grad;
-            SmallVector<Value> results;
-            if (hasBuffer) {
-              // The first step takes the whole gradient (torch's buffer
-              // initialization).
-              Value first = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::eq, x[3],
-                  arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
-              Value share = arith::SelectOp::create(b, loc, first, c(1.0),
-                                                    c(1.0 - dampening));
-              Value buffer = arith::AddFOp::create(
-                  b, loc, arith::MulFOp::create(b, loc, c(momentum), wide(x[4])),
-                  arith::MulFOp::create(b, loc, share, grad));
-              direction =
-                  nesterov ? arith::AddFOp::create(
-                                 b, loc, grad,
-                                 arith::MulFOp::create(b, loc, c(momentum), buffer))
-                                 .getResult()
-                           : buffer;
-              results.push_back(arith::TruncFOp::create(b, loc, element, buffer));
-            }
-            Value updated = arith::SubFOp::create(
-                b, loc, param, arith::MulFOp::create(b, loc, rate, direction));
-            results.insert(results.begin(),
-                           arith::TruncFOp::create(b, loc, element, updated));
-            return results;
-          });
-  return success();
-}
-
-/// graph.adam_update(param, grad, m, v, lr, step) -> (param', m', v'), in
-/// double with the reference's operation order: bit-identical results.
-/// The bias corrections depend only on the step; LLVM hoists them.
-LogicalResult buildAdam(KernelBuilder &kb) {
-  int64_t count = kb.inputType(0).getNumElements();
-  Space space(ArrayRef<int64_t>{count});
-  unsigned tensor = space.add({0}), scalar = space.add({});
-  SmallVector<Operand> inputs;
-  for (unsigned i = 0; i < 4; ++i)
-    inputs.push_back({kb.input(i, {count}), tensor});
-  inputs.push_back({kb.input(4, {}), scalar});
-  inputs.push_back({kb.input(5, {}), scalar});
-  SmallVector<Operand> outputs;
-  for (unsigned i = 0; i < 3; ++i)
-    outputs.push_back({kb.output(i, {count}), tensor});
-  double beta1 = kb.real("beta1", 0.9), beta2 = kb.real("beta2", 0.999);
-  double epsilon = kb.real("epsilon", 1e-8);
-  double weightDecay = kb.real("weight_decay", 0.0);
-  bool decoupled = kb.flag("decoupled"), onnx = kb.flag("onnx_convention");
-  kb.nest(space, inputs, outputs, space.reduction,
-          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Type f64 = b.getF64Type();
-            Type element = x[0].getType();
-            auto c = [&](double value) { return constant(b, loc, f64, value); };
-            auto wide = [&](Value v) -> Value {
-              return arith::ExtFOp::create(b, loc, f64, v);
-            };
-            auto mul = [&](Value l, Value r) -> Value {
-              return arith::MulFOp::create(b, loc, l, r);
-            };
-            auto add = [&](Value l, Value r) -> Value {
-              return arith::AddFOp::create(b, loc, l, r);
-            };
-            auto sub = [&](Value l, Value r) -> Value {
-              return arith::SubFOp::create(b, loc, l, r);
-            };
-            auto div = [&](Value l, Value r) -> Value {
-              return arith::DivFOp::create(b, loc, l, r);
-            };
-            auto pow = [&](double base, Value exponent) -> Value {
-              return math::PowFOp::create(b, loc, c(base), exponent);
-            };
-            Value lr = wide(x[4]);
-            Value t = arith::SIToFPOp::create(b, loc, f64, x[5]);
-            Value p = wide(x[0]);
-            Value g = decoupled ? wide(x[1])
-                                : add(wide(x[1]), mul(c(weightDecay), p));
-            if (decoupled)
-              p = mul(p, sub(c(1.0), mul(lr, c(weightDecay))));
-            Value m = add(mul(c(beta1), wide(x[2])), mul(c(1.0 - beta1), g));
-            Value v = add(mul(c(beta2), wide(x[3])),
-                          mul(mul(c(1.0 - beta2), g), g));
-            Value root = math::SqrtOp::create(b, loc, v);
-            if (onnx) {
-              Value corrected =
-                  div(mul(lr, math::SqrtOp::create(b, loc,
-                                                   sub(c(1.0), pow(beta2, t)))),
-                      sub(c(1.0), pow(beta1, t)));
-              Value positive = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::sgt, x[5],
-                  arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
-              Value rate =
-                  arith::SelectOp::create(b, loc, positive, corrected, lr);
-              p = sub(p, div(mul(rate, m), add(root, c(epsilon))));
-            } else {
-              Value k = add(t, c(1.0));
-              Value rate = div(lr, sub(c(1.0), pow(beta1, k)));
-              Value correction =
-                  math::SqrtOp::create(b, loc, sub(c(1.0), pow(beta2, k)));
-              p = sub(p, div(mul(rate, m), add(div(root, correction),
-                                              c(epsilon))));
-            }
-            return {arith::TruncFOp::create(b, loc, element, p),
-                    arith::TruncFOp::create(b, loc, element, m),
-                    arith::TruncFOp::create(b, loc, element, v)};
           });
   return success();
 }
@@ -896,9 +377,9 @@ LogicalResult buildGeneratedKernel(kernel::LaunchOp launch,
   KernelBuilder kb(launch, function);
   if (failed(it->second(kb)))
     return failure();
-  function.setType(FunctionType::get(
-      function.getContext(), function.getBody().front().getArgumentTypes(),
-      {}));
+  function.setType(
+      FunctionType::get(function.getContext(),
+                        function.getBody().front().getArgumentTypes(), {}));
   return success();
 }
 

@@ -1,0 +1,225 @@
+//===- KernelBuilder.h - writing a generated kernel ------------*- C++ -*-===//
+//
+// What the builders of GeneratedKernels.cpp, GeneratedNormKernels.cpp and
+// GeneratedOptimizerKernels.cpp share: the iteration space (`Space`) of a
+// kernel and the `KernelBuilder` that retypes the kernel function's buffers
+// and appends loop nests with their default schedule. Internal to
+// lib/Conversion.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINC_LIB_CONVERSION_KERNELBUILDER_H
+#define TRAINC_LIB_CONVERSION_KERNELBUILDER_H
+
+#include "dialects/kernel/KernelOps.h"
+#include "dialects/loop/Schedule.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace trainc::conversion {
+
+using namespace mlir;
+
+//===----------------------------------------------------------------------===//
+// Iteration spaces
+//===----------------------------------------------------------------------===//
+
+/// A domain, and for each buffer the domain dimensions along its axes.
+struct Space {
+  SmallVector<int64_t> domain;
+  SmallVector<bool> reduction;
+  SmallVector<SmallVector<unsigned>> operands;
+
+  explicit Space(ArrayRef<int64_t> extents)
+      : domain(extents), reduction(extents.size(), false) {}
+
+  unsigned add(SmallVector<unsigned> dims) {
+    operands.push_back(std::move(dims));
+    return operands.size() - 1;
+  }
+  /// An operand indexed by every dimension but `excluded`.
+  unsigned addAllBut(llvm::function_ref<bool(unsigned)> excluded) {
+    SmallVector<unsigned> dims;
+    for (unsigned dim = 0; dim < domain.size(); ++dim)
+      if (!excluded(dim))
+        dims.push_back(dim);
+    return add(dims);
+  }
+
+  /// Dimensions of extent 1 address nothing: drop them.
+  void dropUnitDims() {
+    for (int dim = static_cast<int>(domain.size()) - 1; dim >= 0; --dim)
+      if (domain[dim] == 1)
+        removeDim(dim);
+  }
+
+  /// Merges dimensions d and d+1 wherever every buffer uses both,
+  /// adjacently, or neither, and both are of the same kind.
+  void collapse() {
+    for (int dim = static_cast<int>(domain.size()) - 2; dim >= 0; --dim) {
+      if (reduction[dim] != reduction[dim + 1])
+        continue;
+      bool mergeable = llvm::all_of(operands, [&](ArrayRef<unsigned> dims) {
+        const unsigned *outer = llvm::find(dims, unsigned(dim));
+        const unsigned *inner = llvm::find(dims, unsigned(dim + 1));
+        bool hasOuter = outer != dims.end(), hasInner = inner != dims.end();
+        return hasOuter == hasInner && (!hasOuter || inner == outer + 1);
+      });
+      if (!mergeable)
+        continue;
+      domain[dim] *= domain[dim + 1];
+      removeDim(dim + 1);
+    }
+  }
+
+  SmallVector<int64_t> shape(unsigned operand) const {
+    return llvm::map_to_vector(operands[operand],
+                               [&](unsigned dim) { return domain[dim]; });
+  }
+
+  AffineMap map(unsigned operand, MLIRContext *context) const {
+    SmallVector<AffineExpr> results;
+    for (unsigned dim : operands[operand])
+      results.push_back(getAffineDimExpr(dim, context));
+    return AffineMap::get(domain.size(), 0, results, context);
+  }
+
+private:
+  void removeDim(unsigned removed) {
+    domain.erase(domain.begin() + removed);
+    reduction.erase(reduction.begin() + removed);
+    for (SmallVector<unsigned> &dims : operands) {
+      llvm::erase(dims, removed);
+      for (unsigned &dim : dims)
+        if (dim > removed)
+          --dim;
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Writing a kernel
+//===----------------------------------------------------------------------===//
+
+using Body =
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
+
+/// A buffer of the kernel function and its operand number in a Space.
+struct Operand {
+  Value buffer;
+  unsigned id;
+};
+
+class KernelBuilder {
+public:
+  KernelBuilder(kernel::LaunchOp launch, func::FuncOp function)
+      : launch(launch), function(function),
+        builder(function.getBody().front().getTerminator()),
+        loc(launch.getLoc()) {}
+
+  kernel::LaunchOp launch;
+  func::FuncOp function;
+  OpBuilder builder;
+  Location loc;
+
+  MemRefType inputType(unsigned i) {
+    return cast<MemRefType>(launch.getInputs()[i].getType());
+  }
+  MemRefType outputType(unsigned i) {
+    return cast<MemRefType>(launch.getOutputs()[i].getType());
+  }
+  double real(StringRef name, double defaultValue) {
+    auto attr = launch.getOptions().getAs<FloatAttr>(name);
+    return attr ? attr.getValueAsDouble() : defaultValue;
+  }
+  std::optional<double> optionalReal(StringRef name) {
+    if (auto attr = launch.getOptions().getAs<FloatAttr>(name))
+      return attr.getValueAsDouble();
+    return std::nullopt;
+  }
+  bool flag(StringRef name) {
+    auto attr = launch.getOptions().getAs<BoolAttr>(name);
+    return attr && attr.getValue();
+  }
+
+  /// Launch operand `index` (inputs, then outputs) seen with `shape`.
+  Value view(unsigned index, ArrayRef<int64_t> shape, Type element = {}) {
+    BlockArgument argument = function.getArgument(index);
+    auto type = cast<MemRefType>(argument.getType());
+    argument.setType(
+        MemRefType::get(shape, element ? element : type.getElementType()));
+    return argument;
+  }
+  Value input(unsigned i, ArrayRef<int64_t> shape) { return view(i, shape); }
+  Value output(unsigned i, ArrayRef<int64_t> shape) {
+    return view(launch.getInputs().size() + i, shape);
+  }
+  /// A new buffer that only this kernel uses.
+  Value scratch(ArrayRef<int64_t> shape, Type element) {
+    return function.getBody().front().addArgument(
+        MemRefType::get(shape, element), loc);
+  }
+
+  /// Appends a loop.nest over `space` with the default schedule.
+  void nest(const Space &space, ArrayRef<Operand> inputs,
+            ArrayRef<Operand> outputs, ArrayRef<bool> reduction, Body body) {
+    MLIRContext *context = builder.getContext();
+    SmallVector<AffineMap> maps;
+    SmallVector<Value> inputBuffers, outputBuffers;
+    SmallVector<Type> elements;
+    for (const Operand &operand : inputs) {
+      maps.push_back(space.map(operand.id, context));
+      inputBuffers.push_back(operand.buffer);
+    }
+    for (const Operand &operand : outputs) {
+      maps.push_back(space.map(operand.id, context));
+      outputBuffers.push_back(operand.buffer);
+    }
+    for (Value buffer : llvm::concat<Value>(inputBuffers, outputBuffers))
+      elements.push_back(cast<MemRefType>(buffer.getType()).getElementType());
+    SmallVector<Attribute> iterators;
+    for (bool reduces : reduction)
+      iterators.push_back(
+          builder.getStringAttr(reduces ? "reduction" : "parallel"));
+    loop::ScheduleAttr schedule = loop::defaultSchedule(
+        context, space.domain, reduction, maps, outputs.size());
+    auto nestOp =
+        loop::NestOp::create(builder, loc, inputBuffers, outputBuffers,
+                             builder.getDenseI64ArrayAttr(space.domain),
+                             builder.getAffineMapArrayAttr(maps),
+                             builder.getArrayAttr(iterators), schedule);
+    Block *block = builder.createBlock(&nestOp.getBody());
+    for (Type element : elements)
+      block->addArgument(element, loc);
+    OpBuilder nested = OpBuilder::atBlockBegin(block);
+    SmallVector<Value> results = body(nested, loc, block->getArguments());
+    loop::YieldOp::create(nested, loc, results);
+    builder.setInsertionPointAfter(nestOp);
+  }
+
+  /// Sets every element of `buffer` (operand `id` of `space`) to `value`.
+  void fill(const Space &space, Operand operand, double value) {
+    Space own(space.shape(operand.id));
+    unsigned id = own.addAllBut([](unsigned) { return false; });
+    Type element = cast<MemRefType>(operand.buffer.getType()).getElementType();
+    nest(own, {}, {{operand.buffer, id}}, own.reduction,
+         [&](OpBuilder &b, Location loc, ValueRange) -> SmallVector<Value> {
+           return {arith::ConstantOp::create(b, loc,
+                                             b.getFloatAttr(element, value))};
+         });
+  }
+};
+
+inline Value constant(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}
+
+LogicalResult buildLayerNorm(KernelBuilder &kb);
+LogicalResult buildLayerNormBackward(KernelBuilder &kb);
+LogicalResult buildSgd(KernelBuilder &kb);
+LogicalResult buildAdam(KernelBuilder &kb);
+
+} // namespace trainc::conversion
+
+#endif
