@@ -36,6 +36,9 @@ struct CodegenOptions {
   /// session (empty: the library cannot export).
   std::string inferenceModel;
   std::vector<std::string> exportedInitializers;
+  /// Time every kernel launch (trainc_get_profile); for `--profile` only,
+  /// as the timers cost about 50 ns per launch.
+  bool profile = false;
 };
 
 /// What was produced.

@@ -129,6 +129,16 @@ TRAINC_API trainc_status trainc_load_checkpoint(trainc_session *session, const c
 TRAINC_API trainc_status trainc_export_onnx(const trainc_session *session,
                                             const char *path);
 
+/* Time spent in each kernel launch since the session opened, for a library
+ * built by `trainc compile --profile` (which times every launch; other
+ * libraries have none: *count is 0). Entry i is the launch described by
+ * entry i of the manifest's "profile" list (function, kernel, backend,
+ * shapes, estimated flops and bytes); `calls[i]` counts its runs. Up to
+ * `capacity` entries are written; *count receives how many there are. */
+TRAINC_API trainc_status trainc_get_profile(const trainc_session *session,
+                                            double *seconds, int64_t *calls,
+                                            int32_t capacity, int32_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,13 +12,16 @@
 // runtime prepares when a session opens. A generated kernel is a call of
 // each of its nest functions (lowered separately, see LoopToLLVM.h),
 // through trainc_rt_parallel_for when the nest is split across threads.
-// Weights go in as one raw byte array, never as IR constants.
+// Weights go in as one raw byte array, never as IR constants. A profiling
+// build brackets every launch with trainc_rt_profile_begin/end, numbering
+// the launches in the order of the manifest's "profile" list.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Codegen/ModelEmitter.h"
 #include "lib/Codegen/Descriptor.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "dialects/kernel/KernelCost.h"
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/kernel/Transforms/Passes.h"
 #include "dialects/loop/LoopOps.h"
@@ -67,16 +70,20 @@ struct Emitter {
   llvm::Module &module;
   llvm::IRBuilder<> builder;
   llvm::PointerType *ptr;
-  llvm::FunctionCallee launch, parallelFor;
+  llvm::FunctionCallee launch, parallelFor, profileBegin, profileEnd;
+  /// Time every launch, and describe each in `profiled`.
+  bool profile;
+  nlohmann::json profiled = nlohmann::json::array();
   /// Per nest function, its trainc_rt_parallel_for task.
   llvm::StringMap<llvm::Function *> tasks;
   unsigned globals = 0;
   /// Every descriptor string, for trainc_model_kernels.
   std::vector<llvm::Constant *> descriptors;
 
-  Emitter(ModuleOp lowered, llvm::LLVMContext &context, llvm::Module &module)
+  Emitter(ModuleOp lowered, llvm::LLVMContext &context, llvm::Module &module,
+          bool profile)
       : lowered(lowered), context(context), module(module), builder(context),
-        ptr(llvm::PointerType::getUnqual(context)) {
+        ptr(llvm::PointerType::getUnqual(context)), profile(profile) {
     launch = module.getOrInsertFunction(
         "trainc_rt_launch",
         llvm::FunctionType::get(builder.getInt32Ty(), {ptr, ptr, ptr, ptr},
@@ -85,6 +92,49 @@ struct Emitter {
         "trainc_rt_parallel_for",
         llvm::FunctionType::get(builder.getVoidTy(),
                                 {ptr, ptr, builder.getInt64Ty()}, false));
+    profileBegin = module.getOrInsertFunction(
+        "trainc_rt_profile_begin",
+        llvm::FunctionType::get(builder.getVoidTy(), {ptr}, false));
+    profileEnd = module.getOrInsertFunction(
+        "trainc_rt_profile_end",
+        llvm::FunctionType::get(builder.getVoidTy(),
+                                {ptr, builder.getInt32Ty()}, false));
+  }
+
+  /// In a profiling build: starts the clock of the next launch.
+  void beginTimer(llvm::Value *state) {
+    if (profile)
+      builder.CreateCall(profileBegin, {state});
+  }
+
+  /// In a profiling build: charges the time since beginTimer to `op`, the
+  /// next entry of the "profile" list.
+  void endTimer(llvm::Value *state, kernel::LaunchOp op, func::FuncOp function) {
+    if (!profile)
+      return;
+    builder.CreateCall(profileEnd,
+                       {state, builder.getInt32(profiled.size())});
+    kernel::KernelCost cost = kernel::estimateCost(op);
+    auto shapesOf = [](ValueRange buffers) {
+      std::string text;
+      for (Value buffer : buffers) {
+        auto type = cast<MemRefType>(buffer.getType());
+        text += text.empty() ? "" : ", ";
+        if (type.getRank() == 0)
+          text += "scalar";
+        for (auto [i, extent] : llvm::enumerate(type.getShape()))
+          text += (i ? "x" : "") + std::to_string(extent);
+      }
+      return text;
+    };
+    std::string shapes =
+        shapesOf(op.getInputs()) + " -> " + shapesOf(op.getOutputs());
+    profiled.push_back({{"function", function.getSymName().str()},
+                        {"kernel", op.getKernel().str()},
+                        {"backend", op.getBackend().str()},
+                        {"shapes", shapes},
+                        {"flops", cost.flops},
+                        {"bytes", cost.bytes}});
   }
 
   llvm::GlobalVariable *bytesGlobal(llvm::StringRef bytes, llvm::StringRef name,
@@ -149,12 +199,14 @@ struct Emitter {
         pointers[constant] =
             bytesGlobal(*bytes, "constant." + std::to_string(globals++), false);
       } else if (auto launchOp = dyn_cast<kernel::LaunchOp>(op)) {
+        beginTimer(state);
         if (auto error =
                 launchOp.getCallee()
                     ? emitGeneratedLaunch(launchOp, pointers, buffers)
                     : emitLaunch(launchOp, pointers, state, inputs, outputs,
                                  llvmFunction))
           return error;
+        endTimer(state, launchOp, function);
       } else if (!isa<func::ReturnOp>(op)) {
         return llvm::createStringError("cannot emit " +
                                        op.getName().getStringRef().str());
@@ -282,9 +334,10 @@ struct Emitter {
 llvm::Expected<std::unique_ptr<llvm::Module>>
 emitModelModule(ModuleOp lowered, const WeightStore &weights,
                 const std::string &manifestBase, StringRef inferenceModel,
-                llvm::LLVMContext &context, std::string &manifestJson) {
+                bool profile, llvm::LLVMContext &context,
+                std::string &manifestJson) {
   auto module = std::make_unique<llvm::Module>("trainc_model", context);
-  Emitter emitter(lowered, context, *module);
+  Emitter emitter(lowered, context, *module, profile);
   nlohmann::json manifest = nlohmann::json::parse(manifestBase);
   nlohmann::json functions = nlohmann::json::object();
   nlohmann::json backends = nlohmann::json::object();
@@ -324,6 +377,8 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
   emitter.emitKernelTable();
   manifest["functions"] = functions;
   manifest["backends"] = backends;
+  if (profile)
+    manifest["profile"] = emitter.profiled;
 
   // The initial weights: one 64-byte-aligned blob.
   std::string blob;

@@ -20,12 +20,14 @@ namespace trainc::codegen {
 /// (`trainc_model_manifest`, JSON; `manifestJson` receives the same text).
 /// `manifestBase` holds the keys the emitter does not compute itself.
 /// `inferenceModel` (`trainc_model_onnx`) is the ONNX graph that
-/// trainc_export_onnx completes with the trained initializers.
+/// trainc_export_onnx completes with the trained initializers. With
+/// `profile`, every launch is timed (trainc_rt_profile_begin/end) and the
+/// manifest's "profile" list describes each timed launch.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 emitModelModule(mlir::ModuleOp lowered, const WeightStore &weights,
                 const std::string &manifestBase,
-                llvm::StringRef inferenceModel, llvm::LLVMContext &context,
-                std::string &manifestJson);
+                llvm::StringRef inferenceModel, bool profile,
+                llvm::LLVMContext &context, std::string &manifestJson);
 
 } // namespace trainc::codegen
 

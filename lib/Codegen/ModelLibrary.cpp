@@ -163,6 +163,7 @@ const char *kVersionScript = R"(TRAINC_1 {
     trainc_num_parameters; trainc_parameter_name;
     trainc_get_parameter; trainc_set_parameter;
     trainc_save_checkpoint; trainc_load_checkpoint; trainc_export_onnx;
+    trainc_get_profile;
   local: *;
 };
 )";
@@ -270,7 +271,8 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
   llvm::LLVMContext context;
   ModelLibrary library;
   auto module = codegen::emitModelModule(lowered, weights, base.dump(),
-                                         options.inferenceModel, context,
+                                         options.inferenceModel,
+                                         options.profile, context,
                                          library.manifestJson);
   if (!module)
     return module.takeError();

@@ -35,6 +35,11 @@ int32_t trainc_rt_launch(void *state, const char *descriptor,
 typedef void (*trainc_rt_task)(void *context, int64_t begin, int64_t end);
 void trainc_rt_parallel_for(trainc_rt_task task, void *context,
                             int64_t blocks);
+
+/// In a profiling build, around every launch: begin starts the clock, end
+/// adds the time since to launch `id` (see Profile in Session.h).
+void trainc_rt_profile_begin(void *state);
+void trainc_rt_profile_end(void *state, int32_t id);
 }
 
 #endif

@@ -177,6 +177,11 @@ static trainc_status openSession(const trainc_session_options *options,
                                        .get<double>()));
     session.arena = Buffer(std::max(session.trainStep.arenaSize,
                                     session.eval.arenaSize));
+    if (manifest.contains("profile")) {
+      Profile &profile = session.launchState.profile;
+      profile.seconds.assign(manifest.at("profile").size(), 0.0);
+      profile.calls.assign(profile.seconds.size(), 0);
+    }
   } catch (const std::exception &e) {
     return fail(TRAINC_ERROR_INTERNAL,
                 std::string("malformed manifest: ") + e.what());

@@ -6,6 +6,7 @@
 #include "lib/Runtime/Launch.h"
 #include "trainc/runtime.h"
 
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -26,6 +27,14 @@ struct FunctionInfo {
   int64_t arenaSize = 0;
 };
 
+/// Time per launch of a library built with `trainc compile --profile`,
+/// indexed like the manifest's "profile" list (empty otherwise).
+struct Profile {
+  std::vector<double> seconds;
+  std::vector<int64_t> calls;
+  std::chrono::steady_clock::time_point started;
+};
+
 /// What generated code receives as `state`: every launch of the model,
 /// prepared when the session opens and found by its descriptor's address,
 /// the scratch memory kernel libraries share, and the last kernel error.
@@ -34,6 +43,7 @@ struct LaunchState {
   LibraryContext libraries;
   Buffer libraryScratch; ///< the largest PreparedLaunch::scratchBytes()
   std::string error;
+  Profile profile;
 };
 
 struct Session {

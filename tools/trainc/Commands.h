@@ -41,6 +41,14 @@ struct CompileCommandOptions {
   std::string emit = "so";
   bool printLocations = false;
   bool stats = false;
+  /// --profile: also build a library that times every kernel, train it for
+  /// `profileSteps` steps on `profileThreads` threads and print where the
+  /// time goes.
+  bool profile = false;
+  int profileSteps = 20;
+  int profileThreads = 0;
+  /// Build that timed library (set by --profile for its own compile).
+  bool instrument = false;
   std::string cpu = "native";
   std::vector<std::string> dispatch;
   std::string runtimeLibrary;
@@ -75,6 +83,9 @@ void addImportCommand(CLI::App &command, ImportCommandOptions &options);
 void addCompileCommand(CLI::App &command, CompileCommandOptions &options);
 int runImportCommand(const ImportCommandOptions &options);
 int runCompileCommand(const CompileCommandOptions &options);
+/// --profile: compiles a timed twin of the library, trains it on random
+/// data and prints time per kernel (Profile.cpp).
+int runProfile(const CompileCommandOptions &options);
 void addTrainCommand(CLI::App &command, TrainCommandOptions &options);
 int runTrainCommand(const TrainCommandOptions &options);
 /// The ONNX model at `onnxPath` as an inference model without the

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/trainc/Commands.h"
 
+#include "dialects/kernel/KernelCost.h"
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/kernel/Transforms/Passes.h"
 #include "dialects/loop/LoopOps.h"
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
 #include <fstream>
@@ -109,8 +111,19 @@ void addCompileCommand(CLI::App &command, CompileCommandOptions &options) {
   command.add_flag("--print-locations", options.printLocations,
                    "Print each op's location (its ONNX node name)");
   command.add_flag("--stats", options.stats,
-                   "Print the arena size, persistent bytes and the backend "
-                   "of every kernel");
+                   "Print the arena size, persistent bytes, and each "
+                   "kernel's backend and estimated flops and bytes");
+  command.add_flag("--profile", options.profile,
+                   "Also train a copy of the library with a timer around "
+                   "every kernel on random data, and print time per kernel");
+  command.add_option("--profile-steps", options.profileSteps,
+                     "Steps --profile measures (after 3 warm-up steps)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  command.add_option("--profile-threads", options.profileThreads,
+                     "Threads of the --profile run (0: all cores)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   addCodegenOptions(command, options);
   addTrainingOptions(command, t);
 }
@@ -137,15 +150,21 @@ static std::string modelHash(const CompileCommandOptions &options) {
   return hex;
 }
 
-/// --stats: what the memory plan and dispatch decided.
+/// --stats: what the memory plan and dispatch decided, and what each
+/// function's kernels cost per call (estimated; KernelCost.h).
 static void printStats(mlir::ModuleOp module, const ImportedModel &imported) {
   size_t weights = 0;
   for (const auto &[name, weight] : imported.weights)
     weights += weight.bytes.size();
-  std::map<std::string, std::map<std::string, int>> backends;
   // Persistent storage: every argument of the step the session owns.
   std::map<std::string, int64_t> persistent;
+  struct Row {
+    int launches = 0;
+    double flops = 0, bytes = 0;
+  };
   llvm::outs() << "trainc compile --stats\n";
+  std::string kernelTables;
+  llvm::raw_string_ostream tables(kernelTables);
   for (auto function : module.getOps<mlir::func::FuncOp>()) {
     if (function->hasAttr(loop::kKernelAttrName))
       continue; // a generated kernel, counted at its launch
@@ -153,9 +172,30 @@ static void printStats(mlir::ModuleOp module, const ImportedModel &imported) {
         function->getAttrOfType<mlir::IntegerAttr>(kernel::kArenaSizeAttrName);
     llvm::outs() << "  @" << function.getSymName() << ": arena "
                  << (arena ? arena.getInt() : 0) << " bytes\n";
+    std::map<std::pair<std::string, std::string>, Row> rows;
+    Row total;
     function.walk([&](kernel::LaunchOp launch) {
-      ++backends[launch.getKernel().str()][launch.getBackend().str()];
+      kernel::KernelCost cost = kernel::estimateCost(launch);
+      for (Row *row : {&rows[{launch.getKernel().str(), launch.getBackend().str()}],
+                       &total}) {
+        ++row->launches;
+        row->flops += cost.flops;
+        row->bytes += cost.bytes;
+      }
     });
+    tables << "  kernels of @" << function.getSymName()
+           << " (estimated per call; flops: multiply-adds count 2):\n"
+           << llvm::formatv("    {0,-40} {1,-10} {2,8} {3,10} {4,10}\n",
+                            "kernel", "backend", "launches", "MFLOP", "MB");
+    auto print = [&](llvm::StringRef kernelName, llvm::StringRef backend,
+                     const Row &row) {
+      tables << llvm::formatv("    {0,-40} {1,-10} {2,8} {3,10:F1} {4,10:F2}\n",
+                              kernelName, backend, row.launches,
+                              row.flops / 1e6, row.bytes / 1e6);
+    };
+    for (const auto &[key, row] : rows)
+      print(key.first, key.second, row);
+    print("total", "", total);
     for (unsigned i = 0; i < function.getNumArguments(); ++i) {
       auto role = function.getArgAttrOfType<mlir::StringAttr>(i, "graph.role");
       auto name = function.getArgAttrOfType<mlir::StringAttr>(i, "graph.name");
@@ -175,13 +215,7 @@ static void printStats(mlir::ModuleOp module, const ImportedModel &imported) {
                << persistentBytes << " bytes in " << persistent.size()
                << " tensors\n"
                << "  initial weights: " << weights << " bytes\n"
-               << "  kernels (backend: launches):\n";
-  for (const auto &[kernelName, counts] : backends) {
-    llvm::outs() << "    " << kernelName << ":";
-    for (const auto &[backend, count] : counts)
-      llvm::outs() << " " << backend << " x" << count;
-    llvm::outs() << "\n";
-  }
+               << kernelTables;
   llvm::outs().flush();
 }
 
@@ -215,6 +249,10 @@ int runCompileCommand(const CompileCommandOptions &options) {
                  : "-";
   if (options.emit == "graph")
     return writeIR(module, output, options.printLocations);
+  if (options.profile && options.emit != "so") {
+    spdlog::error("--profile runs the compiled library: it needs --emit=so");
+    return 1;
+  }
 
   // Pass diagnostics become one "trainc: error:" line each.
   bool failed = false;
@@ -254,6 +292,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
   std::string stem = llvm::sys::path::stem(output).str();
   codegen.modelName = llvm::StringRef(stem).starts_with("lib") ? stem.substr(3) : stem;
   codegen.trainingJson = trainingJson(module);
+  codegen.profile = options.instrument;
   // What trainc_export_onnx writes: the ONNX graph, with the session's
   // parameters and state as initializers.
   std::set<std::string> trained;
@@ -294,9 +333,11 @@ int runCompileCommand(const CompileCommandOptions &options) {
       return 1;
     }
   }
+  if (options.instrument)
+    return 0; // a private copy for --profile
   spdlog::info("wrote {} ({}.h, {}.json)", output, codegen.modelName,
                codegen.modelName);
-  return 0;
+  return options.profile ? runProfile(options) : 0;
 }
 
 } // namespace trainc::cli

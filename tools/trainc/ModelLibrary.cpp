@@ -1,6 +1,8 @@
 //===- ModelLibrary.cpp - a compiled model loaded with dlopen -------------===//
 #include "tools/trainc/ModelLibrary.h"
 
+#include <nlohmann/json.hpp>
+
 #include <dlfcn.h>
 
 namespace trainc::cli {
@@ -40,6 +42,7 @@ llvm::Expected<std::unique_ptr<ModelApi>> loadModelLibrary(const std::string &pa
   resolve(api->saveCheckpoint, "trainc_save_checkpoint");
   resolve(api->loadCheckpoint, "trainc_load_checkpoint");
   resolve(api->exportOnnx, "trainc_export_onnx");
+  resolve(api->getProfile, "trainc_get_profile");
   if (!missing.empty())
     return llvm::createStringError("'" + path +
                                    "' is not a trainc model library (missing " +
@@ -49,6 +52,28 @@ llvm::Expected<std::unique_ptr<ModelApi>> loadModelLibrary(const std::string &pa
         "'" + path + "' uses C API version " + std::to_string(api->apiVersion()) +
         ", this trainc speaks " + std::to_string(TRAINC_API_VERSION));
   return api;
+}
+
+OwnedTensor::OwnedTensor(trainc_dtype dtype, std::vector<int64_t> dims,
+                         size_t elementSize)
+    : shape(std::move(dims)) {
+  size_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  bytes.resize(count * elementSize);
+  tensor = {dtype, static_cast<int32_t>(shape.size()), shape.data(),
+            bytes.data()};
+}
+
+std::vector<Argument> argumentsWithRole(const nlohmann::json &manifest,
+                                        const char *function,
+                                        const std::string &role) {
+  std::vector<Argument> found;
+  for (const auto &argument : manifest["functions"][function]["arguments"])
+    if (argument["role"] == role)
+      found.push_back({argument["name"], argument["role"], argument["dtype"],
+                       argument["shape"].get<std::vector<int64_t>>()});
+  return found;
 }
 
 } // namespace trainc::cli

@@ -6,8 +6,11 @@
 
 #include "llvm/Support/Error.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace trainc::cli {
 
@@ -31,11 +34,34 @@ struct ModelApi {
   decltype(&trainc_save_checkpoint) saveCheckpoint;
   decltype(&trainc_load_checkpoint) loadCheckpoint;
   decltype(&trainc_export_onnx) exportOnnx;
+  decltype(&trainc_get_profile) getProfile;
 
   ~ModelApi();
 };
 
 llvm::Expected<std::unique_ptr<ModelApi>> loadModelLibrary(const std::string &path);
+
+/// One tensor the caller owns, in the C API's form (zero-filled).
+struct OwnedTensor {
+  trainc_tensor tensor{};
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+
+  OwnedTensor(trainc_dtype dtype, std::vector<int64_t> dims, size_t elementSize);
+  OwnedTensor(const OwnedTensor &) = delete; // `tensor` points into it
+  OwnedTensor &operator=(const OwnedTensor &) = delete;
+};
+
+/// An argument of a model function, as the manifest lists it.
+struct Argument {
+  std::string name, role, dtype;
+  std::vector<int64_t> shape;
+};
+
+/// The arguments of `function` ("train_step" or "eval") with `role`.
+std::vector<Argument> argumentsWithRole(const nlohmann::json &manifest,
+                                        const char *function,
+                                        const std::string &role);
 
 } // namespace trainc::cli
 

@@ -74,39 +74,6 @@ void addTrainCommand(CLI::App &command, TrainCommandOptions &options) {
 
 namespace {
 
-/// One tensor the caller owns, in the C API's form.
-struct OwnedTensor {
-  trainc_tensor tensor{};
-  std::vector<int64_t> shape;
-  std::vector<char> bytes;
-
-  OwnedTensor(trainc_dtype dtype, std::vector<int64_t> dims, size_t elementSize)
-      : shape(std::move(dims)) {
-    size_t count = 1;
-    for (int64_t d : shape)
-      count *= d;
-    bytes.resize(count * elementSize);
-    tensor = {dtype, static_cast<int32_t>(shape.size()), shape.data(),
-              bytes.data()};
-  }
-};
-
-struct Argument {
-  std::string name, role, dtype;
-  std::vector<int64_t> shape;
-};
-
-std::vector<Argument> argumentsWithRole(const nlohmann::json &manifest,
-                                        const char *function,
-                                        const std::string &role) {
-  std::vector<Argument> found;
-  for (const auto &argument : manifest["functions"][function]["arguments"])
-    if (argument["role"] == role)
-      found.push_back({argument["name"], argument["role"], argument["dtype"],
-                       argument["shape"].get<std::vector<int64_t>>()});
-  return found;
-}
-
 int reportApiError(const ModelApi &api, const std::string &what) {
   spdlog::error("{}: {}", what, api.lastError());
   return 1;
