@@ -32,12 +32,23 @@ void buildLoopToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createApproximateMathPass());
+  pm.addPass(createUnmaskReductionsPass());
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMaskPass());
-  pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass());
+  // Tiles only span the innermost dimension, so a reduction either combines
+  // whole vectors (reduced outer dims are unit and fold away) or reduces
+  // along the vector: one vector.reduction each, not a lane-by-lane chain.
+  pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass(
+      vector::VectorMultiReductionLowering::InnerReduction));
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // A vector reduction (one tile of a row sum, max, ...) as a tree: in
+  // order, its adds form one dependency chain as long as the tile, about
+  // 4x slower. The tree's shape depends only on the target's vector width,
+  // so results stay the same for any thread count.
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

@@ -42,4 +42,28 @@ def ApproximateMathPass : Pass<"trainc-approximate-math", "mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def UnmaskReductionsPass : Pass<"trainc-unmask-reductions", "mlir::ModuleOp"> {
+  let summary = "Masked vector reductions as selects of the neutral element";
+  let description = [{
+    A tile at the edge of a reduction is vectorized with a mask:
+
+        vector.mask %m { vector.multi_reduction <add>, %x, %acc [1] }
+
+    Upstream lowers that to a vector-predicated reduction
+    (`llvm.vp.reduce.fadd`), which is strictly ordered: one add after the
+    other across the tile. This pass replaces the lanes outside the mask by
+    the reduction's neutral element (-0.0 for add, 1 for mul, -inf for
+    max, +inf for min) and reduces without a mask:
+
+        %y = arith.select %m, %x, dense<-0.0>
+        vector.multi_reduction <add>, %y, %acc [1]
+
+    which the LLVM lowering turns into a tree (`reassociate-fp-reductions`).
+    The result is exact for the lanes inside the mask; other kinds stay
+    masked.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // TRAINC_LOOP_PASSES_TD
