@@ -98,6 +98,11 @@ Value GradientBuilder::matmul(Value x, Value y) {
   return MatMulOp::create(b, loc, x, y);
 }
 
+Value GradientBuilder::gemm(Value x, Value y, bool transA, bool transB) {
+  return GemmOp::create(b, loc, x, y, Value(), llvm::APFloat(1.0),
+                        llvm::APFloat(1.0), transA, transB);
+}
+
 Value GradientBuilder::reduceTo(Value gradient, Type type) {
   auto gradientType = llvm::cast<RankedTensorType>(gradient.getType());
   auto targetType = llvm::cast<RankedTensorType>(type);

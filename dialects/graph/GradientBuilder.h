@@ -57,6 +57,8 @@ public:
   mlir::Value reduceSum(mlir::Value a, llvm::ArrayRef<int64_t> axes,
                         bool keepdims);
   mlir::Value matmul(mlir::Value a, mlir::Value b);
+  /// op(a) op(b) of two matrices, op transposing where asked.
+  mlir::Value gemm(mlir::Value a, mlir::Value b, bool transA, bool transB);
 
   /// Sums a broadcast gradient back to `type`'s shape (leading dims that
   /// broadcasting added, and dims where `type` has size 1).

@@ -11,10 +11,24 @@ static RankedTensorType typeOf(Value value) {
 LogicalResult MatMulOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
   GradientBuilder b(builder, getLoc());
-  // Promote 1-D operands as numpy does ([K] -> [1, K] / [K, 1]), so the
-  // formulas below only see batched matrices.
   Value lhs = getLhs(), rhs = getRhs(), g = grads[0];
   auto lhsType = typeOf(lhs), rhsType = typeOf(rhs);
+  if (lhsType.getRank() >= 2 && rhsType.getRank() == 2) {
+    // A linear layer, [..., M, K] x [K, N]: the batch dims are rows of one
+    // matrix product. dB = A^T g is then one GEMM over all B*M rows, not a
+    // transpose of A, a batched product and a sum over the batch; and
+    // dA = g B^T needs no transposed copy of B.
+    int64_t k = lhsType.getShape().back(), n = rhsType.getShape().back();
+    int64_t rows = lhsType.getNumElements() / std::max<int64_t>(k, 1);
+    Value lhsRows = b.reshape(lhs, {rows, k});
+    Value gradientRows = b.reshape(g, {rows, n});
+    out.push_back(b.reshape(b.gemm(gradientRows, rhs, false, true),
+                            lhsType.getShape()));
+    out.push_back(b.gemm(lhsRows, gradientRows, true, false));
+    return success();
+  }
+  // Promote 1-D operands as numpy does ([K] -> [1, K] / [K, 1]), so the
+  // formulas below only see batched matrices.
   SmallVector<int64_t> gradientShape(typeOf(g).getShape());
   if (lhsType.getRank() == 1) {
     lhs = b.reshape(lhs, {1, lhsType.getDimSize(0)});

@@ -25,6 +25,18 @@ LogicalResult ConstantOp::verify() {
   return success();
 }
 
+LogicalResult ViewOp::verify() {
+  auto source = cast<MemRefType>(getSource().getType());
+  auto result = cast<MemRefType>(getResult().getType());
+  if (source.getElementType() != result.getElementType() ||
+      source.getNumElements() != result.getNumElements())
+    return emitOpError("views ") << source << " as " << result
+                                 << ": element type and count must match";
+  if (!source.getLayout().isIdentity() || !result.getLayout().isIdentity())
+    return emitOpError("buffers must have the identity layout");
+  return success();
+}
+
 LogicalResult LaunchOp::verify() {
   if (getOutputs().empty())
     return emitOpError("writes no output");

@@ -51,6 +51,21 @@ def Kernel_ConstantOp : Kernel_Op<"constant", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kernel_ViewOp : Kernel_Op<"view", [Pure]> {
+  let summary = "The same buffer under another shape (a reshape, no copy)";
+  let description = [{
+    `graph.reshape` and `graph.identity` only rename elements of a dense
+    row-major buffer, so they lower to a view of their operand's buffer
+    instead of a copy. The buffer a view comes from stays live as long as
+    the view is used (--trainc-plan-memory), and an optimizer update writes
+    a state in place only after the last read through any view of it.
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$source);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `to` type($result)";
+  let hasVerifier = 1;
+}
+
 def Kernel_LaunchOp : Kernel_Op<"launch", [AttrSizedOperandSegments]> {
   let summary = "One kernel call: reads `inputs`, writes `outputs`";
   let description = [{

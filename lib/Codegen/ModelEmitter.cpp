@@ -192,6 +192,8 @@ struct Emitter {
               "a buffer has no arena offset (run --trainc-plan-memory)");
         pointers[alloc] = builder.CreateConstGEP1_64(
             builder.getInt8Ty(), arena, *alloc.getOffset());
+      } else if (auto view = dyn_cast<kernel::ViewOp>(op)) {
+        pointers[view] = pointers.lookup(view.getSource());
       } else if (auto constant = dyn_cast<kernel::ConstantOp>(op)) {
         auto bytes = constantBytes(constant.getValue());
         if (!bytes)

@@ -3,8 +3,9 @@
 // Value-semantic graph functions to kernel launches on buffers. Buffer
 // assignment is direct because the graph is a single block of ops with
 // static shapes: every result gets a fresh buffer (kernel.alloc), except
-// optimizer updates, which write their state in place when they are its
-// last reader.
+// reshapes, which view their operand's buffer (kernel.view), and optimizer
+// updates, which write their state in place when they are its last reader
+// (directly or through a view).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/graph/GraphOps.h"
@@ -131,12 +132,22 @@ struct LowerToKernelPass
     for (unsigned i = 0; i < source.getNumArguments(); ++i)
       buffers[source.getArgument(i)] = block->getArgument(i);
 
-    // Last op (in order) that reads each function argument.
+    // Last op (in order) that reads each function argument, directly or
+    // through views of it.
+    DenseMap<Value, Value> viewed; // a view's result -> the viewed value
+    auto root = [&](Value value) {
+      while (Value source = viewed.lookup(value))
+        value = source;
+      return value;
+    };
     DenseMap<Value, Operation *> lastReader;
-    for (Operation &op : body)
+    for (Operation &op : body) {
+      if (isView(&op))
+        viewed[op.getResult(0)] = op.getOperand(0);
       for (Value operand : op.getOperands())
-        if (isa<BlockArgument>(operand))
-          lastReader[operand] = &op;
+        if (isa<BlockArgument>(root(operand)))
+          lastReader[root(operand)] = &op;
+    }
 
     for (Operation &op : body.without_terminator()) {
       if (!isa<graph::GraphDialect>(op.getDialect())) {
@@ -148,6 +159,12 @@ struct LowerToKernelPass
       if (auto constant = dyn_cast<graph::ConstantOp>(op)) {
         buffers[constant.getResult()] = ConstantOp::create(
             b, loc, bufferType(constant.getType()), constant.getValueAttr());
+        continue;
+      }
+      if (isView(&op)) {
+        buffers[op.getResult(0)] =
+            ViewOp::create(b, loc, bufferType(op.getResult(0).getType()),
+                           buffers.lookup(op.getOperand(0)));
         continue;
       }
       SmallVector<Value> inputs, outputs;
@@ -187,6 +204,11 @@ struct LowerToKernelPass
     }
     func::ReturnOp::create(b, returnOp.getLoc());
     return function;
+  }
+
+  /// Ops that only rename the elements of a dense buffer.
+  static bool isView(Operation *op) {
+    return isa<graph::ReshapeOp, graph::IdentityOp>(op);
   }
 
   /// Whether `result` is returned as the replacement of argument `index`.

@@ -1,7 +1,7 @@
 //===- PlanMemory.cpp - --trainc-plan-memory: the static arena ------------===//
 //
 // Every kernel.alloc lives from its definition to its last use in launch
-// order (functions are a single block). Buffers are placed first-fit among
+// order, through any kernel.view of it (functions are a single block). Buffers are placed first-fit among
 // those live at the same time, largest first when several start together;
 // offsets are 64-byte aligned so kernels can use aligned vector loads.
 //
@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <functional>
 #include <map>
 
 namespace trainc::kernel {
@@ -41,10 +42,16 @@ int64_t planFunction(func::FuncOp function) {
     int64_t start, end, size;
   };
   std::vector<Interval> intervals;
+  // The last use of `buffer` or of a view of it.
+  std::function<int64_t(Value)> lastUse = [&](Value buffer) {
+    int64_t end = 0;
+    for (Operation *user : buffer.getUsers())
+      end = std::max(end, isa<ViewOp>(user) ? lastUse(user->getResult(0))
+                                            : position[user]);
+    return end;
+  };
   for (AllocOp alloc : block.getOps<AllocOp>()) {
-    int64_t end = position[alloc];
-    for (Operation *user : alloc->getUsers())
-      end = std::max(end, position[user]);
+    int64_t end = std::max(position[alloc], lastUse(alloc));
     intervals.push_back({alloc, position[alloc], end,
                          alignUp(bufferBytes(alloc.getType()))});
   }

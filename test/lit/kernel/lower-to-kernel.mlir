@@ -3,6 +3,7 @@
 // read the state last, by a final copy otherwise); other results become
 // output arguments.
 // RUN: trainc-opt %s --trainc-lower-to-kernel | FileCheck %s
+// RUN: trainc-opt %s --trainc-lower-to-kernel=functions=views | FileCheck %s --check-prefix=VIEWS
 
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[X:.*]]: memref<2x3xf32> {graph.name = "x", graph.role = "input"},
@@ -50,4 +51,25 @@ func.func @eval(%x: tensor<2x3xf32> {graph.name = "x", graph.role = "input"}) ->
 
 func.func @other() {
   return
+}
+
+// Reshapes view their operand's buffer. The update of w must not run in
+// place while a view of w is still to be read: %v is read after the
+// update, so the update writes a fresh buffer that is copied in at the end.
+// VIEWS-LABEL: func.func @views(
+// VIEWS-SAME: %[[W:[^:]*]]: memref<2x3xf32>
+// VIEWS: %[[V:.*]] = kernel.view %[[W]] : memref<2x3xf32> to memref<6xf32>
+// VIEWS: %[[NW:.*]] = kernel.alloc : memref<2x3xf32>
+// VIEWS: kernel.launch "graph.sgd_update"(%[[W]], {{.*}}) -> (%[[NW]])
+// VIEWS: kernel.launch "graph.neg"(%[[V]])
+// VIEWS: kernel.launch "runtime.copy"(%[[NW]]) -> (%[[W]])
+func.func @views(%w: tensor<2x3xf32> {graph.name = "w", graph.role = "parameter"},
+                 %lr: tensor<f32> {graph.name = "learning_rate", graph.role = "learning_rate"},
+                 %step: tensor<i64> {graph.name = "step", graph.role = "step"})
+    -> (tensor<6xf32> {graph.name = "y"},
+        tensor<2x3xf32> {graph.name = "w", graph.role = "parameter", graph.updates = 0 : i64}) {
+  %v = graph.reshape %w {shape = array<i64: 6>} : (tensor<2x3xf32>) -> tensor<6xf32>
+  %nw = graph.sgd_update %w, %w, %lr, %step : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<i64>) -> tensor<2x3xf32>
+  %y = graph.neg %v : tensor<6xf32>
+  return %y, %nw : tensor<6xf32>, tensor<2x3xf32>
 }

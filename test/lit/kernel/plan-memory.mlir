@@ -21,3 +21,18 @@ func.func @f(%x: memref<16xf32>, %out: memref<16xf32>) {
   kernel.launch "graph.add"(%c, %d) -> (%out) {options = {}} : (memref<16xf32>, memref<2xf32>) -> memref<16xf32>
   return
 }
+
+// A buffer stays live while a view of it is read: %b cannot reuse %a's
+// space although %a itself is last used by the view.
+// CHECK-LABEL: func.func @viewed
+// CHECK: kernel.alloc {offset = 0 : i64} : memref<16xf32>
+// CHECK: kernel.alloc {offset = 64 : i64} : memref<16xf32>
+func.func @viewed(%x: memref<16xf32>, %out: memref<16xf32>) {
+  %a = kernel.alloc : memref<16xf32>
+  kernel.launch "graph.relu"(%x) -> (%a) {options = {}} : (memref<16xf32>) -> memref<16xf32>
+  %v = kernel.view %a : memref<16xf32> to memref<4x4xf32>
+  %b = kernel.alloc : memref<16xf32>
+  kernel.launch "graph.relu"(%x) -> (%b) {options = {}} : (memref<16xf32>) -> memref<16xf32>
+  kernel.launch "graph.add"(%v, %b) -> (%out) {options = {}} : (memref<4x4xf32>, memref<16xf32>) -> memref<16xf32>
+  return
+}
