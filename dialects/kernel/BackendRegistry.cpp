@@ -164,6 +164,31 @@ static bool dnnlBatchNorm(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// Generated loop nests: what lib/Conversion's builders refuse, these reject.
+//===----------------------------------------------------------------------===//
+
+/// Batch norm over f32 [N, C, D...]; in training more than one value per
+/// channel, as the running variance's unbiased estimate divides by count - 1.
+static bool generatedBatchNorm(LaunchOp launch, std::string &whyNot) {
+  if (!allFloat32(launch, whyNot))
+    return false;
+  ArrayRef<int64_t> shape = shapeOf(launch.getOutputs()[0]);
+  if (shape.size() < 2) {
+    whyNot = "it needs an [N, C, ...] input";
+    return false;
+  }
+  int64_t count = 1;
+  for (auto [dim, extent] : llvm::enumerate(shape))
+    if (dim != 1)
+      count *= extent;
+  if (launch.getKernel() == "graph.batch_norm_training" && count <= 1) {
+    whyNot = "batch statistics need more than one value per channel";
+    return false;
+  }
+  return true;
+}
+
 llvm::ArrayRef<BackendRule> backendRules() {
   static const BackendRule rules[] = {
       // oneDNN, ahead of OpenBLAS and the reference kernels where it was
@@ -216,6 +241,10 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.log_softmax", "generated", 5, float32OrMask},
       {"graph.layer_norm", "generated", 5, float32OrMask},
       {"graph.layer_norm_backward", "generated", 5, float32OrMask},
+      {"graph.batch_norm_training", "generated", 5, generatedBatchNorm},
+      {"graph.batch_norm_inference", "generated", 5, generatedBatchNorm},
+      {"graph.batch_norm_training_backward", "generated", 5,
+       generatedBatchNorm},
       {"graph.sgd_update", "generated", 5, float32Update<3>},
       {"graph.adam_update", "generated", 5, float32Update<5>},
       {"graph.expand", "generated", 5, always},
@@ -225,8 +254,8 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"runtime.copy", "generated", 5, always},
       // The runtime's reference kernels run everything.
       {"*", "reference", 0, always},
-      // oneDNN's batch norm was not faster than the reference kernels: it
-      // runs only when asked for (--dispatch).
+      // oneDNN's batch norm was not faster than the reference kernels (nor
+      // than the generated ones): it runs only when asked for (--dispatch).
       {"graph.batch_norm_training", "dnnl", -10, dnnlBatchNorm},
       {"graph.batch_norm_inference", "dnnl", -10, dnnlBatchNorm},
       {"graph.batch_norm_training_backward", "dnnl", -10, dnnlBatchNorm},

@@ -8,8 +8,8 @@
 // follow the reference kernels (lib/Runtime/kernels); where those compute
 // in double (optimizer updates, leaky_relu's scaling) the nests do too.
 // This file: elementwise ops, data movement, reductions, softmax, and the
-// table of every builder; layer norm and the optimizer updates have files
-// of their own.
+// table of every builder; normalizations (layer and batch norm) and the
+// optimizer updates have files of their own.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/GeneratedKernels.h"
@@ -349,6 +349,9 @@ const llvm::StringMap<Builder> &builders() {
       };
     t["graph.layer_norm"] = buildLayerNorm;
     t["graph.layer_norm_backward"] = buildLayerNormBackward;
+    t["graph.batch_norm_training"] = buildBatchNormTraining;
+    t["graph.batch_norm_inference"] = buildBatchNormInference;
+    t["graph.batch_norm_training_backward"] = buildBatchNormTrainingBackward;
     t["graph.sgd_update"] = buildSgd;
     t["graph.adam_update"] = buildAdam;
     return t;

@@ -1,8 +1,17 @@
-//===- GeneratedNormKernels.cpp - layer norm and its gradient -------------===//
+//===- GeneratedNormKernels.cpp - layer norm, batch norm, their gradients -===//
 //
-// Row statistics (mean, inverse standard deviation) go to scratch buffers;
-// the passes over the data read them. Accumulation is in f32 in the
-// schedule's order (the reference kernels accumulate in double).
+// Statistics (mean, sum of squared deviations) go to scratch buffers indexed
+// like the statistic: a layer norm's rows, a batch norm's channels. The
+// passes over the data read them. Accumulation is in f32 in the schedule's
+// order (the reference kernels accumulate in double).
+//
+// A batch norm reduces over the batch and the spatial dims, which surround
+// the channel. Summed in one nest, each vectorized tile of a row would be
+// added into its channel's sum one lane after the other (a chain of scalar
+// adds, about four cycles per element). Its sums take two nests instead:
+// over the batch into partial sums per channel and spatial position (vector
+// adds along the contiguous spatial dims, split over channels), then over
+// the positions, a reduction the batch size times smaller.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/KernelBuilder.h"
@@ -12,26 +21,225 @@
 namespace trainc::conversion {
 namespace {
 
-/// The iteration space of a layer norm over dims [axis, rank) of `shape`:
-/// reductions over the normalized dims; per-row statistics index the rest.
-struct LayerNormSpace {
-  Space space;
-  unsigned tensorId, normalizedId, rowId;
-  int64_t count = 1; ///< elements per row
-  SmallVector<bool> noReduction, overRows;
+bool none(unsigned) { return false; }
 
-  LayerNormSpace(ArrayRef<int64_t> shape, int64_t axis) : space(shape) {
-    for (int64_t dim = axis; dim < static_cast<int64_t>(shape.size()); ++dim) {
+/// The iteration space of a normalization: statistics are indexed by the
+/// dims that are not reduced (a layer norm's rows, a batch norm's channels).
+struct NormSpace {
+  Space space;
+  unsigned tensorId, statisticId;
+  /// Batch norm: the partial sums over the batch, per channel and spatial
+  /// position; unset when the data has no batch or no spatial dims (one
+  /// nest then sums along a vector or over a short row).
+  std::optional<unsigned> partialId;
+  int64_t count = 1; ///< elements per statistic
+  SmallVector<bool> noReduction;
+  SmallVector<bool> overBatch; ///< the partial sums' reduction
+  /// Scratch buffers of partial sums, reused by successive sums.
+  SmallVector<Value> partialBuffers;
+
+  NormSpace(ArrayRef<int64_t> shape, llvm::function_ref<bool(unsigned)> reduced)
+      : space(shape) {
+    for (unsigned dim = 0; dim < shape.size(); ++dim) {
+      if (!reduced(dim))
+        continue;
       space.reduction[dim] = true;
       count *= shape[dim];
     }
-    tensorId = space.addAllBut([](unsigned) { return false; });
-    normalizedId =
-        space.addAllBut([&](unsigned dim) { return !space.reduction[dim]; });
-    rowId = space.addAllBut([&](unsigned dim) { return space.reduction[dim]; });
+    tensorId = space.addAllBut(none);
+    statisticId =
+        space.addAllBut([&](unsigned dim) { return space.reduction[dim]; });
+  }
+
+  /// Drops unit dims and merges contiguous ones; called once every operand
+  /// is added.
+  void simplify() {
     space.dropUnitDims();
     space.collapse();
     noReduction.assign(space.domain.size(), false);
+    if (!partialId)
+      return;
+    ArrayRef<unsigned> partial = space.operands[*partialId];
+    if (partial.size() == space.operands[tensorId].size() ||
+        partial.size() == space.operands[statisticId].size()) {
+      partialId.reset();
+      return;
+    }
+    for (unsigned dim = 0; dim < space.domain.size(); ++dim)
+      overBatch.push_back(!llvm::is_contained(partial, dim));
+  }
+
+  SmallVector<int64_t> shape(unsigned id) const { return space.shape(id); }
+  SmallVector<int64_t> statisticShape() const { return shape(statisticId); }
+};
+
+Type elementOf(Operand operand) {
+  return cast<MemRefType>(operand.buffer.getType()).getElementType();
+}
+
+/// Zeroes `sums`, then adds term(elements of `inputs`) (one value per sum)
+/// into them over the `reduction` dims of `space`.
+void accumulate(KernelBuilder &kb, const Space &space, ArrayRef<Operand> inputs,
+                ArrayRef<Operand> sums, ArrayRef<bool> reduction, Body term) {
+  for (Operand sum : sums)
+    kb.fill(space, sum, 0.0);
+  kb.nest(
+      space, inputs, sums, reduction,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        SmallVector<Value> terms = term(b, loc, x.take_front(inputs.size()));
+        SmallVector<Value> results;
+        for (auto [sum, value] : llvm::zip(x.drop_front(inputs.size()), terms))
+          results.push_back(arith::AddFOp::create(b, loc, sum, value));
+        return results;
+      });
+}
+
+/// The sums of term(elements of `inputs`) over the reduced dims, into the
+/// statistic-indexed `sums`: through partial sums when `ns` has them.
+void sumPerStatistic(KernelBuilder &kb, NormSpace &ns, ArrayRef<Operand> inputs,
+                     ArrayRef<Operand> sums, Body term) {
+  const Space &space = ns.space;
+  if (!ns.partialId)
+    return accumulate(kb, space, inputs, sums, space.reduction, term);
+
+  while (ns.partialBuffers.size() < sums.size())
+    ns.partialBuffers.push_back(
+        kb.scratch(ns.shape(*ns.partialId), elementOf(sums[0])));
+  SmallVector<Operand> partials;
+  for (Value buffer : ArrayRef(ns.partialBuffers).take_front(sums.size()))
+    partials.push_back({buffer, *ns.partialId});
+  accumulate(kb, space, inputs, partials, ns.overBatch, term);
+
+  // Then over the spatial positions, in the partial sums' own space.
+  Space plane(ns.shape(*ns.partialId));
+  for (auto [axis, dim] : llvm::enumerate(space.operands[*ns.partialId]))
+    plane.reduction[axis] = space.reduction[dim];
+  unsigned partialId = plane.addAllBut(none);
+  unsigned sumId =
+      plane.addAllBut([&](unsigned dim) { return plane.reduction[dim]; });
+  SmallVector<Operand> planeInputs, planeSums;
+  for (auto [partial, sum] : llvm::zip(partials, sums)) {
+    planeInputs.push_back({partial.buffer, partialId});
+    planeSums.push_back({sum.buffer, sumId});
+  }
+  accumulate(kb, plane, planeInputs, planeSums, plane.reduction,
+             [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
+               return SmallVector<Value>(x.begin(), x.end());
+             });
+}
+
+/// A nest over the statistics' own shape; every buffer is indexed like a
+/// statistic.
+void perStatistic(KernelBuilder &kb, const NormSpace &ns,
+                  ArrayRef<Value> inputs, ArrayRef<Value> outputs, Body body) {
+  Space own(ns.statisticShape());
+  unsigned id = own.addAllBut(none);
+  auto operands = [&](ArrayRef<Value> buffers) {
+    return llvm::map_to_vector(buffers, [&](Value buffer) {
+      return Operand{buffer, id};
+    });
+  };
+  kb.nest(own, operands(inputs), operands(outputs), own.reduction, body);
+}
+
+/// Per statistic: the mean of `input`, and the sum of squared deviations
+/// from it (two passes, as the reference: no cancellation), in two new
+/// scratch buffers.
+std::pair<Operand, Operand> moments(KernelBuilder &kb, NormSpace &ns,
+                                    Operand input) {
+  Type element = elementOf(input);
+  Operand mean{kb.scratch(ns.statisticShape(), element), ns.statisticId};
+  Operand squares{kb.scratch(ns.statisticShape(), element), ns.statisticId};
+  double count = double(ns.count);
+  sumPerStatistic(kb, ns, input, mean,
+                  [](OpBuilder &, Location,
+                     ValueRange x) -> SmallVector<Value> { return {x[0]}; });
+  perStatistic(
+      kb, ns, {}, mean.buffer,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        return {arith::DivFOp::create(b, loc, x[0],
+                                      constant(b, loc, element, count))};
+      });
+  sumPerStatistic(
+      kb, ns, {input, mean}, squares,
+      [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value centered = arith::SubFOp::create(b, loc, x[0], x[1]);
+        return {arith::MulFOp::create(b, loc, centered, centered)};
+      });
+  return {mean, squares};
+}
+
+/// squares / count: the biased variance.
+Value varianceOf(OpBuilder &b, Location loc, Value squares, double count) {
+  return arith::DivFOp::create(b, loc, squares,
+                               constant(b, loc, squares.getType(), count));
+}
+
+/// 1 / sqrt(variance + epsilon).
+Value inverseStdOf(OpBuilder &b, Location loc, Value variance, double epsilon) {
+  Type type = variance.getType();
+  Value shifted =
+      arith::AddFOp::create(b, loc, variance, constant(b, loc, type, epsilon));
+  return arith::DivFOp::create(b, loc, constant(b, loc, type, 1.0),
+                               math::SqrtOp::create(b, loc, shifted));
+}
+
+/// Means and inverse standard deviations of `input` per statistic, in two
+/// new scratch buffers.
+std::pair<Operand, Operand> meanAndInverseStd(KernelBuilder &kb, NormSpace &ns,
+                                              Operand input, double epsilon) {
+  auto [mean, squares] = moments(kb, ns, input);
+  perStatistic(
+      kb, ns, {}, squares.buffer,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        return {inverseStdOf(b, loc, varianceOf(b, loc, x[0], double(ns.count)),
+                             epsilon)};
+      });
+  return {mean, squares};
+}
+
+/// (x - mean) * inverseStd from the elements of x, mean, inverseStd.
+Value normalize(OpBuilder &b, Location loc, Value x, Value mean,
+                Value inverseStd) {
+  return arith::MulFOp::create(b, loc, arith::SubFOp::create(b, loc, x, mean),
+                               inverseStd);
+}
+
+/// The gradient of a normalization's input given g, the gradient of the
+/// normalized value, and the sums over the statistic's elements of g and of
+/// g * normalized (the statistics depend on every element):
+/// inverseStd / count * (count * g - sum(g) - normalized * sum(g *
+/// normalized)). The division by count is a multiplication: one per element is
+/// costly.
+Value normalizationGradient(OpBuilder &b, Location loc, Value g,
+                            Value normalized, Value sumG, Value sumGNormalized,
+                            Value inverseStd, double count) {
+  Type type = g.getType();
+  Value scaled =
+      arith::MulFOp::create(b, loc, constant(b, loc, type, count), g);
+  Value inner = arith::SubFOp::create(
+      b, loc, arith::SubFOp::create(b, loc, scaled, sumG),
+      arith::MulFOp::create(b, loc, normalized, sumGNormalized));
+  Value factor = arith::MulFOp::create(b, loc, inverseStd,
+                                       constant(b, loc, type, 1.0 / count));
+  return arith::MulFOp::create(b, loc, factor, inner);
+}
+
+//===----------------------------------------------------------------------===//
+// Layer norm
+//===----------------------------------------------------------------------===//
+
+/// A layer norm over dims [axis, rank): statistics per row; scale and bias
+/// per normalized element.
+struct LayerNormSpace : NormSpace {
+  unsigned normalizedId;
+  SmallVector<bool> overRows;
+
+  LayerNormSpace(ArrayRef<int64_t> shape, int64_t axis)
+      : NormSpace(shape, [&](unsigned dim) { return dim >= axis; }) {
+    normalizedId =
+        space.addAllBut([&](unsigned dim) { return !space.reduction[dim]; });
+    simplify();
     for (bool normalized : space.reduction)
       overRows.push_back(!normalized);
   }
@@ -42,69 +250,53 @@ struct LayerNormSpace {
 std::optional<LayerNormSpace> layerNormSpace(KernelBuilder &kb, unsigned input,
                                              double &epsilon) {
   auto axis = kb.launch.getOptions().getAs<IntegerAttr>("axis");
-  auto epsilonAttr = kb.launch.getOptions().getAs<FloatAttr>("epsilon");
+  std::optional<double> epsilonOption = kb.optionalReal("epsilon");
   MemRefType type = kb.inputType(input);
-  if (!axis || !epsilonAttr || axis.getInt() < 0 ||
+  if (!axis || !epsilonOption || axis.getInt() < 0 ||
       axis.getInt() >= type.getRank()) {
     kb.launch.emitError("a layer norm needs an axis of its input and an "
                         "epsilon");
     return std::nullopt;
   }
-  epsilon = epsilonAttr.getValueAsDouble();
+  epsilon = *epsilonOption;
   return LayerNormSpace(type.getShape(), axis.getInt());
 }
 
-/// Row means and inverse standard deviations of `input` into two new
-/// scratch buffers.
-std::pair<Operand, Operand> layerNormStatistics(KernelBuilder &kb,
-                                                const LayerNormSpace &ln,
-                                                Operand input, double epsilon) {
-  const Space &space = ln.space;
-  Type element = cast<MemRefType>(input.buffer.getType()).getElementType();
-  Operand mean{kb.scratch(space.shape(ln.rowId), element), ln.rowId};
-  Operand inverseStd{kb.scratch(space.shape(ln.rowId), element), ln.rowId};
-  auto c = [&](OpBuilder &b, Location loc, double value) {
-    return constant(b, loc, element, value);
-  };
-  auto perRow = [&](Operand stat, auto body) {
-    Space own(space.shape(ln.rowId));
-    unsigned id = own.addAllBut([](unsigned) { return false; });
-    kb.nest(own, {}, {{stat.buffer, id}}, own.reduction, body);
-  };
-  kb.fill(space, mean, 0.0);
-  kb.nest(space, input, mean, space.reduction,
-          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            return {arith::AddFOp::create(b, loc, x[1], x[0])};
-          });
-  perRow(mean,
-         [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-           return {arith::DivFOp::create(b, loc, x[0],
-                                         c(b, loc, double(ln.count)))};
-         });
-  kb.fill(space, inverseStd, 0.0);
-  kb.nest(space, {input, mean}, inverseStd, space.reduction,
-          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Value centered = arith::SubFOp::create(b, loc, x[0], x[1]);
-            Value square = arith::MulFOp::create(b, loc, centered, centered);
-            return {arith::AddFOp::create(b, loc, x[2], square)};
-          });
-  perRow(inverseStd,
-         [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-           Value variance =
-               arith::DivFOp::create(b, loc, x[0], c(b, loc, double(ln.count)));
-           Value shifted =
-               arith::AddFOp::create(b, loc, variance, c(b, loc, epsilon));
-           return {arith::DivFOp::create(
-               b, loc, c(b, loc, 1.0), math::SqrtOp::create(b, loc, shifted))};
-         });
-  return {mean, inverseStd};
+//===----------------------------------------------------------------------===//
+// Batch norm
+//===----------------------------------------------------------------------===//
+
+/// The space of a batch norm launch whose data, [N, C, D...], is input
+/// operand `input`: statistics per channel, over the batch and the spatial
+/// dims (through partial sums when `sums` are needed); nullopt (after an
+/// error) if the data has no channel dim.
+std::optional<NormSpace> batchNormSpace(KernelBuilder &kb, unsigned input,
+                                        bool sums) {
+  MemRefType type = kb.inputType(input);
+  if (type.getRank() < 2) {
+    kb.launch.emitError("a batch norm needs an [N, C, ...] input");
+    return std::nullopt;
+  }
+  NormSpace bn(type.getShape(), [](unsigned dim) { return dim != 1; });
+  if (sums)
+    bn.partialId = bn.space.addAllBut([](unsigned dim) { return dim == 0; });
+  bn.simplify();
+  return bn;
 }
 
-/// (x - mean) * inverseStd from the elements of x, mean, inverseStd.
-Value normalize(OpBuilder &b, Location loc, Value x, Value mean,
-                Value inverseStd) {
-  return arith::MulFOp::create(b, loc, arith::SubFOp::create(b, loc, x, mean),
-                               inverseStd);
+/// output = (input - mean) * factor + bias, with mean, factor and bias per
+/// channel.
+void scaleAndShift(KernelBuilder &kb, const NormSpace &bn, Operand input,
+                   Value mean, Value factor, Value bias, Operand output) {
+  unsigned channel = bn.statisticId;
+  kb.nest(bn.space,
+          {input, {mean, channel}, {factor, channel}, {bias, channel}}, output,
+          bn.noReduction,
+          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value centered = arith::SubFOp::create(b, loc, x[0], x[1]);
+            return {arith::AddFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, centered, x[2]), x[3])};
+          });
 }
 
 } // namespace
@@ -120,7 +312,7 @@ LogicalResult buildLayerNorm(KernelBuilder &kb) {
   Operand scale{kb.input(1, space.shape(ln->normalizedId)), ln->normalizedId};
   bool hasBias = kb.launch.getInputs().size() == 3;
   SmallVector<Operand> inputs = {input};
-  auto [mean, inverseStd] = layerNormStatistics(kb, *ln, input, epsilon);
+  auto [mean, inverseStd] = meanAndInverseStd(kb, *ln, input, epsilon);
   inputs.append({mean, inverseStd, scale});
   if (hasBias)
     inputs.push_back(
@@ -153,47 +345,149 @@ LogicalResult buildLayerNormBackward(KernelBuilder &kb) {
   Operand dx{kb.output(0, space.shape(ln->tensorId)), ln->tensorId};
   Operand dscale{kb.output(1, space.shape(ln->normalizedId)), ln->normalizedId};
   Operand dbias{kb.output(2, space.shape(ln->normalizedId)), ln->normalizedId};
-  auto [mean, inverseStd] = layerNormStatistics(kb, *ln, input, epsilon);
-  Operand sumGrad{kb.scratch(space.shape(ln->rowId), element), ln->rowId};
-  Operand sumGradNormalized{kb.scratch(space.shape(ln->rowId), element),
-                            ln->rowId};
+  auto [mean, inverseStd] = meanAndInverseStd(kb, *ln, input, epsilon);
+  Operand sumGrad{kb.scratch(ln->statisticShape(), element), ln->statisticId};
+  Operand sumGradNormalized{kb.scratch(ln->statisticShape(), element),
+                            ln->statisticId};
   double count = double(ln->count);
 
-  kb.fill(space, sumGrad, 0.0);
-  kb.fill(space, sumGradNormalized, 0.0);
-  kb.nest(space, {dy, input, scale, mean, inverseStd},
-          {sumGrad, sumGradNormalized}, space.reduction,
-          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Value g = arith::MulFOp::create(b, loc, x[0], x[2]);
-            Value n = normalize(b, loc, x[1], x[3], x[4]);
-            return {arith::AddFOp::create(b, loc, x[5], g),
-                    arith::AddFOp::create(b, loc, x[6],
-                                          arith::MulFOp::create(b, loc, g, n))};
-          });
-  kb.nest(space,
-          {dy, input, scale, mean, inverseStd, sumGrad, sumGradNormalized}, dx,
-          ln->noReduction,
-          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Value g = arith::MulFOp::create(b, loc, x[0], x[2]);
-            Value n = normalize(b, loc, x[1], x[3], x[4]);
-            Value size = constant(b, loc, g.getType(), count);
-            Value inner = arith::SubFOp::create(
-                b, loc,
-                arith::SubFOp::create(
-                    b, loc, arith::MulFOp::create(b, loc, size, g), x[5]),
-                arith::MulFOp::create(b, loc, n, x[6]));
-            Value factor = arith::DivFOp::create(b, loc, x[4], size);
-            return {arith::MulFOp::create(b, loc, factor, inner)};
-          });
-  kb.fill(space, dscale, 0.0);
-  kb.fill(space, dbias, 0.0);
-  kb.nest(space, {dy, input, mean, inverseStd}, {dscale, dbias}, ln->overRows,
-          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Value n = normalize(b, loc, x[1], x[2], x[3]);
-            return {arith::AddFOp::create(
-                        b, loc, x[4], arith::MulFOp::create(b, loc, x[0], n)),
-                    arith::AddFOp::create(b, loc, x[5], x[0])};
-          });
+  sumPerStatistic(
+      kb, *ln, {dy, input, scale, mean, inverseStd},
+      {sumGrad, sumGradNormalized},
+      [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value g = arith::MulFOp::create(b, loc, x[0], x[2]);
+        Value n = normalize(b, loc, x[1], x[3], x[4]);
+        return {g, arith::MulFOp::create(b, loc, g, n)};
+      });
+  kb.nest(
+      space, {dy, input, scale, mean, inverseStd, sumGrad, sumGradNormalized},
+      dx, ln->noReduction,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value g = arith::MulFOp::create(b, loc, x[0], x[2]);
+        Value n = normalize(b, loc, x[1], x[3], x[4]);
+        return {normalizationGradient(b, loc, g, n, x[5], x[6], x[4], count)};
+      });
+  accumulate(
+      kb, space, {dy, input, mean, inverseStd}, {dscale, dbias}, ln->overRows,
+      [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value n = normalize(b, loc, x[1], x[2], x[3]);
+        return {arith::MulFOp::create(b, loc, x[0], n), x[0]};
+      });
+  return success();
+}
+
+/// graph.batch_norm_training(x, scale, bias, running_mean, running_var) ->
+/// (y, new_running_mean, new_running_var): the batch statistics; per
+/// channel the output's factor and the running statistics; then one pass
+/// over the data.
+LogicalResult buildBatchNormTraining(KernelBuilder &kb) {
+  std::optional<double> epsilon = kb.optionalReal("epsilon");
+  std::optional<double> momentum = kb.optionalReal("momentum");
+  if (!epsilon || !momentum)
+    return kb.launch.emitError("a batch norm needs an epsilon and a momentum");
+  std::optional<NormSpace> bn = batchNormSpace(kb, 0, /*sums=*/true);
+  if (!bn)
+    return failure();
+  // The running variance's unbiased estimate divides by count - 1.
+  if (bn->count <= 1)
+    return kb.launch.emitError("batch statistics need more than one value "
+                               "per channel");
+  SmallVector<int64_t> channels = bn->statisticShape();
+  Operand input{kb.input(0, bn->shape(bn->tensorId)), bn->tensorId};
+  Value scale = kb.input(1, channels), bias = kb.input(2, channels);
+  Value runningMean = kb.input(3, channels), runningVar = kb.input(4, channels);
+  Operand output{kb.output(0, bn->shape(bn->tensorId)), bn->tensorId};
+  Value newMean = kb.output(1, channels), newVar = kb.output(2, channels);
+  auto [mean, squares] = moments(kb, *bn, input);
+  Value factor = kb.scratch(channels, elementOf(input));
+  double count = double(bn->count);
+
+  // ONNX's momentum convention; the running variance takes the unbiased
+  // batch variance, squares / (count - 1), as the reference does.
+  perStatistic(
+      kb, *bn, {mean.buffer, squares.buffer, scale, runningMean, runningVar},
+      {factor, newMean, newVar},
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Type type = x[0].getType();
+        auto c = [&](double value) { return constant(b, loc, type, value); };
+        auto update = [&](Value running, Value batch) {
+          return arith::AddFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, c(*momentum), running),
+              arith::MulFOp::create(b, loc, c(1.0 - *momentum), batch));
+        };
+        Value inverseStd =
+            inverseStdOf(b, loc, varianceOf(b, loc, x[1], count), *epsilon);
+        Value unbiased = arith::DivFOp::create(b, loc, x[1], c(count - 1.0));
+        return {arith::MulFOp::create(b, loc, x[2], inverseStd),
+                update(x[3], x[0]), update(x[4], unbiased)};
+      });
+  scaleAndShift(kb, *bn, input, mean.buffer, factor, bias, output);
+  return success();
+}
+
+/// graph.batch_norm_inference(x, scale, bias, mean, var) -> y: per channel
+/// scale / sqrt(var + epsilon), then one pass over the data.
+LogicalResult buildBatchNormInference(KernelBuilder &kb) {
+  std::optional<double> epsilon = kb.optionalReal("epsilon");
+  if (!epsilon)
+    return kb.launch.emitError("a batch norm needs an epsilon");
+  std::optional<NormSpace> bn = batchNormSpace(kb, 0, /*sums=*/false);
+  if (!bn)
+    return failure();
+  SmallVector<int64_t> channels = bn->statisticShape();
+  Operand input{kb.input(0, bn->shape(bn->tensorId)), bn->tensorId};
+  Value scale = kb.input(1, channels), bias = kb.input(2, channels);
+  Value mean = kb.input(3, channels), var = kb.input(4, channels);
+  Operand output{kb.output(0, bn->shape(bn->tensorId)), bn->tensorId};
+  Value factor = kb.scratch(channels, elementOf(input));
+  perStatistic(
+      kb, *bn, {scale, var}, factor,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        return {arith::MulFOp::create(b, loc, x[0],
+                                      inverseStdOf(b, loc, x[1], *epsilon))};
+      });
+  scaleAndShift(kb, *bn, input, mean, factor, bias, output);
+  return success();
+}
+
+/// graph.batch_norm_training_backward(dy, x, scale) -> (dx, dscale, dbias):
+/// the batch statistics again; dbias = sum(dy) and dscale = sum(dy *
+/// normalized) per channel, which are also the two sums the input gradient
+/// needs; then the input gradient.
+LogicalResult buildBatchNormTrainingBackward(KernelBuilder &kb) {
+  std::optional<double> epsilon = kb.optionalReal("epsilon");
+  if (!epsilon)
+    return kb.launch.emitError("a batch norm needs an epsilon");
+  std::optional<NormSpace> bn = batchNormSpace(kb, 1, /*sums=*/true);
+  if (!bn)
+    return failure();
+  SmallVector<int64_t> tensor = bn->shape(bn->tensorId);
+  SmallVector<int64_t> channels = bn->statisticShape();
+  unsigned channel = bn->statisticId;
+  Operand dy{kb.input(0, tensor), bn->tensorId};
+  Operand input{kb.input(1, tensor), bn->tensorId};
+  Operand scale{kb.input(2, channels), channel};
+  Operand dx{kb.output(0, tensor), bn->tensorId};
+  Operand dscale{kb.output(1, channels), channel};
+  Operand dbias{kb.output(2, channels), channel};
+  auto [mean, inverseStd] = meanAndInverseStd(kb, *bn, input, *epsilon);
+  double count = double(bn->count);
+
+  sumPerStatistic(
+      kb, *bn, {dy, input, mean, inverseStd}, {dbias, dscale},
+      [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value n = normalize(b, loc, x[1], x[2], x[3]);
+        return {x[0], arith::MulFOp::create(b, loc, x[0], n)};
+      });
+  kb.nest(
+      bn->space, {dy, input, scale, mean, inverseStd, dbias, dscale}, dx,
+      bn->noReduction,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value n = normalize(b, loc, x[1], x[3], x[4]);
+        return {arith::MulFOp::create(
+            b, loc, x[2],
+            normalizationGradient(b, loc, x[0], n, x[5], x[6], x[4], count))};
+      });
   return success();
 }
 

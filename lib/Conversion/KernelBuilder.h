@@ -217,6 +217,9 @@ inline Value constant(OpBuilder &b, Location loc, Type type, double value) {
 
 LogicalResult buildLayerNorm(KernelBuilder &kb);
 LogicalResult buildLayerNormBackward(KernelBuilder &kb);
+LogicalResult buildBatchNormTraining(KernelBuilder &kb);
+LogicalResult buildBatchNormInference(KernelBuilder &kb);
+LogicalResult buildBatchNormTrainingBackward(KernelBuilder &kb);
 LogicalResult buildSgd(KernelBuilder &kb);
 LogicalResult buildAdam(KernelBuilder &kb);
 

@@ -1,8 +1,8 @@
 // --trainc-dispatch: oneDNN for f32 GEMMs, convolutions and pooling, then
-// OpenBLAS, generated loop nests for f32 elementwise ops, reductions and
-// optimizer updates, the reference kernels for the rest; overrides
-// (KERNEL=BACKEND, and *=BACKEND wherever BACKEND can run), and overrides
-// that cannot be honoured.
+// OpenBLAS, generated loop nests for f32 elementwise ops, reductions,
+// normalizations and optimizer updates, the reference kernels for the rest;
+// overrides (KERNEL=BACKEND, and *=BACKEND wherever BACKEND can run), and
+// overrides that cannot be honoured.
 // RUN: trainc-opt %s --trainc-dispatch -split-input-file | FileCheck %s
 // RUN: trainc-opt %s --trainc-dispatch="overrides=gemm=reference" -split-input-file | FileCheck %s --check-prefix=FORCED
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=graph.gemm=cudnn" -split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
@@ -11,6 +11,7 @@
 // RUN: trainc-opt %s --trainc-dispatch="overrides=*=openblas" -split-input-file | FileCheck %s --check-prefix=ALLBLAS
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=relu=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=NOGEN
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=max_pool=dnnl,avg_pool=dnnl,conv=dnnl,batch_norm_inference=dnnl" -split-input-file 2>&1 | FileCheck %s --check-prefix=WHYNOT
+// RUN: not trainc-opt %s --trainc-dispatch="overrides=batch_norm_training=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=ONEVALUE
 
 // CHECK: kernel.launch "graph.gemm"{{.*}}backend = "dnnl"
 // CHECK: kernel.launch "graph.relu"{{.*}}backend = "generated"
@@ -64,13 +65,24 @@ func.func @conv(%x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3
 
 // -----
 
-// Batch norm: the reference kernels unless oneDNN is asked for (it was not
-// faster); f64 cannot be.
+// Batch norm: generated loop nests for f32; the reference kernels for f64
+// and for training statistics of one value per channel (which forcing the
+// generated backend explains); oneDNN only when asked for (it was not
+// faster), and never for f64.
 // CHECK-LABEL: func.func @norm
 // CHECK: kernel.launch "graph.batch_norm_inference"{{.*}}backend = "reference"
+// CHECK: kernel.launch "graph.batch_norm_inference"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.batch_norm_training"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.batch_norm_training_backward"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.batch_norm_training"{{.*}}backend = "reference"
 // WHYNOT: backend 'dnnl' cannot run graph.batch_norm_inference here: it handles f32 buffers only
-func.func @norm(%x: memref<2x3x4xf64>, %c: memref<3xf64>, %y: memref<2x3x4xf64>) {
+// ONEVALUE: backend 'generated' cannot run graph.batch_norm_training here: batch statistics need more than one value per channel
+func.func @norm(%x: memref<2x3x4xf64>, %c: memref<3xf64>, %y: memref<2x3x4xf64>, %xf: memref<2x3x4xf32>, %cf: memref<3xf32>, %yf: memref<2x3x4xf32>, %dx: memref<2x3x4xf32>, %m: memref<3xf32>, %v: memref<3xf32>, %one: memref<1x3xf32>, %yone: memref<1x3xf32>) {
   kernel.launch "graph.batch_norm_inference"(%x, %c, %c, %c, %c) -> (%y) {options = {epsilon = 1.0e-05 : f64}} : (memref<2x3x4xf64>, memref<3xf64>, memref<3xf64>, memref<3xf64>, memref<3xf64>) -> memref<2x3x4xf64>
+  kernel.launch "graph.batch_norm_inference"(%xf, %cf, %cf, %cf, %cf) -> (%yf) {options = {epsilon = 1.0e-05 : f64}} : (memref<2x3x4xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>) -> memref<2x3x4xf32>
+  kernel.launch "graph.batch_norm_training"(%xf, %cf, %cf, %cf, %cf) -> (%yf, %m, %v) {options = {epsilon = 1.0e-05 : f64, momentum = 0.9 : f64}} : (memref<2x3x4xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>) -> (memref<2x3x4xf32>, memref<3xf32>, memref<3xf32>)
+  kernel.launch "graph.batch_norm_training_backward"(%yf, %xf, %cf) -> (%dx, %m, %v) {options = {epsilon = 1.0e-05 : f64}} : (memref<2x3x4xf32>, memref<2x3x4xf32>, memref<3xf32>) -> (memref<2x3x4xf32>, memref<3xf32>, memref<3xf32>)
+  kernel.launch "graph.batch_norm_training"(%one, %cf, %cf, %cf, %cf) -> (%yone, %m, %v) {options = {epsilon = 1.0e-05 : f64, momentum = 0.9 : f64}} : (memref<1x3xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>) -> (memref<1x3xf32>, memref<3xf32>, memref<3xf32>)
   return
 }
 
