@@ -269,14 +269,17 @@ std::optional<LayerNormSpace> layerNormSpace(KernelBuilder &kb, unsigned input,
 /// The space of a batch norm launch whose data, [N, C, D...], is input
 /// operand `input`: statistics per channel, over the batch and the spatial
 /// dims (through partial sums when `sums` are needed); nullopt (after an
-/// error) if the data has no channel dim.
+/// error) if the data has no channel dim or the epsilon is missing.
 std::optional<NormSpace> batchNormSpace(KernelBuilder &kb, unsigned input,
-                                        bool sums) {
+                                        bool sums, double &epsilon) {
+  std::optional<double> epsilonOption = kb.optionalReal("epsilon");
   MemRefType type = kb.inputType(input);
-  if (type.getRank() < 2) {
-    kb.launch.emitError("a batch norm needs an [N, C, ...] input");
+  if (!epsilonOption || type.getRank() < 2) {
+    kb.launch.emitError("a batch norm needs an [N, C, ...] input and an "
+                        "epsilon");
     return std::nullopt;
   }
+  epsilon = *epsilonOption;
   NormSpace bn(type.getShape(), [](unsigned dim) { return dim != 1; });
   if (sums)
     bn.partialId = bn.space.addAllBut([](unsigned dim) { return dim == 0; });
@@ -284,14 +287,38 @@ std::optional<NormSpace> batchNormSpace(KernelBuilder &kb, unsigned input,
   return bn;
 }
 
-/// output = (input - mean) * factor + bias, with mean, factor and bias per
-/// channel.
-void scaleAndShift(KernelBuilder &kb, const NormSpace &bn, Operand input,
-                   Value mean, Value factor, Value bias, Operand output) {
+/// The operands of batch_norm_training and batch_norm_inference, which
+/// share a layout: (x, scale, bias, mean, var) -> (y, ...), mean and var
+/// being the running statistics in training; and a scratch buffer for the
+/// output's factor per channel.
+struct BatchNormOperands {
+  Operand input, output;
+  Value scale, bias, mean, var, factor;
+
+  BatchNormOperands(KernelBuilder &kb, const NormSpace &bn) {
+    SmallVector<int64_t> tensor = bn.shape(bn.tensorId);
+    SmallVector<int64_t> channels = bn.statisticShape();
+    input = {kb.input(0, tensor), bn.tensorId};
+    output = {kb.output(0, tensor), bn.tensorId};
+    scale = kb.input(1, channels);
+    bias = kb.input(2, channels);
+    mean = kb.input(3, channels);
+    var = kb.input(4, channels);
+    factor = kb.scratch(channels, elementOf(input));
+  }
+};
+
+/// output = (input - mean) * factor + bias, with `mean`, the factor and the
+/// bias per channel.
+void scaleAndShift(KernelBuilder &kb, const NormSpace &bn,
+                   const BatchNormOperands &operands, Value mean) {
   unsigned channel = bn.statisticId;
   kb.nest(bn.space,
-          {input, {mean, channel}, {factor, channel}, {bias, channel}}, output,
-          bn.noReduction,
+          {operands.input,
+           {mean, channel},
+           {operands.factor, channel},
+           {operands.bias, channel}},
+          operands.output, bn.noReduction,
           [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
             Value centered = arith::SubFOp::create(b, loc, x[0], x[1]);
             return {arith::AddFOp::create(
@@ -381,32 +408,30 @@ LogicalResult buildLayerNormBackward(KernelBuilder &kb) {
 /// channel the output's factor and the running statistics; then one pass
 /// over the data.
 LogicalResult buildBatchNormTraining(KernelBuilder &kb) {
-  std::optional<double> epsilon = kb.optionalReal("epsilon");
-  std::optional<double> momentum = kb.optionalReal("momentum");
-  if (!epsilon || !momentum)
-    return kb.launch.emitError("a batch norm needs an epsilon and a momentum");
-  std::optional<NormSpace> bn = batchNormSpace(kb, 0, /*sums=*/true);
+  double epsilon;
+  std::optional<NormSpace> bn = batchNormSpace(kb, 0, /*sums=*/true, epsilon);
   if (!bn)
     return failure();
+  std::optional<double> momentum = kb.optionalReal("momentum");
+  if (!momentum)
+    return kb.launch.emitError("a batch norm in training needs a momentum");
   // The running variance's unbiased estimate divides by count - 1.
   if (bn->count <= 1)
     return kb.launch.emitError("batch statistics need more than one value "
                                "per channel");
-  SmallVector<int64_t> channels = bn->statisticShape();
-  Operand input{kb.input(0, bn->shape(bn->tensorId)), bn->tensorId};
-  Value scale = kb.input(1, channels), bias = kb.input(2, channels);
-  Value runningMean = kb.input(3, channels), runningVar = kb.input(4, channels);
-  Operand output{kb.output(0, bn->shape(bn->tensorId)), bn->tensorId};
-  Value newMean = kb.output(1, channels), newVar = kb.output(2, channels);
-  auto [mean, squares] = moments(kb, *bn, input);
-  Value factor = kb.scratch(channels, elementOf(input));
+  BatchNormOperands operands(kb, *bn);
+  Value newMean = kb.output(1, bn->statisticShape());
+  Value newVar = kb.output(2, bn->statisticShape());
+  auto [mean, squares] = moments(kb, *bn, operands.input);
   double count = double(bn->count);
 
   // ONNX's momentum convention; the running variance takes the unbiased
   // batch variance, squares / (count - 1), as the reference does.
   perStatistic(
-      kb, *bn, {mean.buffer, squares.buffer, scale, runningMean, runningVar},
-      {factor, newMean, newVar},
+      kb, *bn,
+      {mean.buffer, squares.buffer, operands.scale, operands.mean,
+       operands.var},
+      {operands.factor, newMean, newVar},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         Type type = x[0].getType();
         auto c = [&](double value) { return constant(b, loc, type, value); };
@@ -416,37 +441,30 @@ LogicalResult buildBatchNormTraining(KernelBuilder &kb) {
               arith::MulFOp::create(b, loc, c(1.0 - *momentum), batch));
         };
         Value inverseStd =
-            inverseStdOf(b, loc, varianceOf(b, loc, x[1], count), *epsilon);
+            inverseStdOf(b, loc, varianceOf(b, loc, x[1], count), epsilon);
         Value unbiased = arith::DivFOp::create(b, loc, x[1], c(count - 1.0));
         return {arith::MulFOp::create(b, loc, x[2], inverseStd),
                 update(x[3], x[0]), update(x[4], unbiased)};
       });
-  scaleAndShift(kb, *bn, input, mean.buffer, factor, bias, output);
+  scaleAndShift(kb, *bn, operands, mean.buffer);
   return success();
 }
 
 /// graph.batch_norm_inference(x, scale, bias, mean, var) -> y: per channel
 /// scale / sqrt(var + epsilon), then one pass over the data.
 LogicalResult buildBatchNormInference(KernelBuilder &kb) {
-  std::optional<double> epsilon = kb.optionalReal("epsilon");
-  if (!epsilon)
-    return kb.launch.emitError("a batch norm needs an epsilon");
-  std::optional<NormSpace> bn = batchNormSpace(kb, 0, /*sums=*/false);
+  double epsilon;
+  std::optional<NormSpace> bn = batchNormSpace(kb, 0, /*sums=*/false, epsilon);
   if (!bn)
     return failure();
-  SmallVector<int64_t> channels = bn->statisticShape();
-  Operand input{kb.input(0, bn->shape(bn->tensorId)), bn->tensorId};
-  Value scale = kb.input(1, channels), bias = kb.input(2, channels);
-  Value mean = kb.input(3, channels), var = kb.input(4, channels);
-  Operand output{kb.output(0, bn->shape(bn->tensorId)), bn->tensorId};
-  Value factor = kb.scratch(channels, elementOf(input));
+  BatchNormOperands operands(kb, *bn);
   perStatistic(
-      kb, *bn, {scale, var}, factor,
+      kb, *bn, {operands.scale, operands.var}, operands.factor,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         return {arith::MulFOp::create(b, loc, x[0],
-                                      inverseStdOf(b, loc, x[1], *epsilon))};
+                                      inverseStdOf(b, loc, x[1], epsilon))};
       });
-  scaleAndShift(kb, *bn, input, mean, factor, bias, output);
+  scaleAndShift(kb, *bn, operands, operands.mean);
   return success();
 }
 
@@ -455,10 +473,8 @@ LogicalResult buildBatchNormInference(KernelBuilder &kb) {
 /// normalized) per channel, which are also the two sums the input gradient
 /// needs; then the input gradient.
 LogicalResult buildBatchNormTrainingBackward(KernelBuilder &kb) {
-  std::optional<double> epsilon = kb.optionalReal("epsilon");
-  if (!epsilon)
-    return kb.launch.emitError("a batch norm needs an epsilon");
-  std::optional<NormSpace> bn = batchNormSpace(kb, 1, /*sums=*/true);
+  double epsilon;
+  std::optional<NormSpace> bn = batchNormSpace(kb, 1, /*sums=*/true, epsilon);
   if (!bn)
     return failure();
   SmallVector<int64_t> tensor = bn->shape(bn->tensorId);
@@ -470,7 +486,7 @@ LogicalResult buildBatchNormTrainingBackward(KernelBuilder &kb) {
   Operand dx{kb.output(0, tensor), bn->tensorId};
   Operand dscale{kb.output(1, channels), channel};
   Operand dbias{kb.output(2, channels), channel};
-  auto [mean, inverseStd] = meanAndInverseStd(kb, *bn, input, *epsilon);
+  auto [mean, inverseStd] = meanAndInverseStd(kb, *bn, input, epsilon);
   double count = double(bn->count);
 
   sumPerStatistic(
