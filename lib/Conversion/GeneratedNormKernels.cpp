@@ -5,14 +5,6 @@
 // passes over the data read them. Accumulation is in f32 in the schedule's
 // order (the reference kernels accumulate in double).
 //
-// A batch norm reduces over the batch and the spatial dims, which surround
-// the channel. Summed in one nest, each vectorized tile of a row would be
-// added into its channel's sum one lane after the other (64 dependent
-// scalar adds per tile, seen in the assembly). Its sums take two nests:
-// over the batch into partial sums per channel and spatial position (vector
-// adds along the contiguous spatial dims, split over channels), then over
-// the positions, a reduction the batch size times smaller.
-//
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/KernelBuilder.h"
 
@@ -28,16 +20,8 @@ bool none(unsigned) { return false; }
 struct NormSpace {
   Space space;
   unsigned tensorId, statisticId;
-  /// Batch norm: the partial sums over the batch, per channel and spatial
-  /// position. Unset when the data has no batch dim (one nest sums each
-  /// channel's positions) or no spatial dims (one nest sums over the batch,
-  /// in vectors along the channels).
-  std::optional<unsigned> partialId;
   int64_t count = 1; ///< elements per statistic
   SmallVector<bool> noReduction;
-  SmallVector<bool> overBatch; ///< the partial sums' reduction
-  /// Scratch buffers of partial sums, reused by successive sums.
-  SmallVector<Value> partialBuffers;
 
   NormSpace(ArrayRef<int64_t> shape, llvm::function_ref<bool(unsigned)> reduced)
       : space(shape) {
@@ -58,16 +42,6 @@ struct NormSpace {
     space.dropUnitDims();
     space.collapse();
     noReduction.assign(space.domain.size(), false);
-    if (!partialId)
-      return;
-    ArrayRef<unsigned> partial = space.operands[*partialId];
-    if (partial.size() == space.operands[tensorId].size() ||
-        partial.size() == space.operands[statisticId].size()) {
-      partialId.reset();
-      return;
-    }
-    for (unsigned dim = 0; dim < space.domain.size(); ++dim)
-      overBatch.push_back(!llvm::is_contained(partial, dim));
   }
 
   SmallVector<int64_t> shape(unsigned id) const { return space.shape(id); }
@@ -96,37 +70,11 @@ void accumulate(KernelBuilder &kb, const Space &space, ArrayRef<Operand> inputs,
 }
 
 /// The sums of term(elements of `inputs`) over the reduced dims, into the
-/// statistic-indexed `sums`: through partial sums when `ns` has them.
-void sumPerStatistic(KernelBuilder &kb, NormSpace &ns, ArrayRef<Operand> inputs,
-                     ArrayRef<Operand> sums, Body term) {
-  const Space &space = ns.space;
-  if (!ns.partialId)
-    return accumulate(kb, space, inputs, sums, space.reduction, term);
-
-  while (ns.partialBuffers.size() < sums.size())
-    ns.partialBuffers.push_back(
-        kb.scratch(ns.shape(*ns.partialId), elementOf(sums[0])));
-  SmallVector<Operand> partials;
-  for (Value buffer : ArrayRef(ns.partialBuffers).take_front(sums.size()))
-    partials.push_back({buffer, *ns.partialId});
-  accumulate(kb, space, inputs, partials, ns.overBatch, term);
-
-  // Then over the spatial positions, in the partial sums' own space.
-  Space plane(ns.shape(*ns.partialId));
-  for (auto [axis, dim] : llvm::enumerate(space.operands[*ns.partialId]))
-    plane.reduction[axis] = space.reduction[dim];
-  unsigned partialId = plane.addAllBut(none);
-  unsigned sumId =
-      plane.addAllBut([&](unsigned dim) { return plane.reduction[dim]; });
-  SmallVector<Operand> planeInputs, planeSums;
-  for (auto [partial, sum] : llvm::zip(partials, sums)) {
-    planeInputs.push_back({partial.buffer, partialId});
-    planeSums.push_back({sum.buffer, sumId});
-  }
-  accumulate(kb, plane, planeInputs, planeSums, plane.reduction,
-             [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
-               return SmallVector<Value>(x.begin(), x.end());
-             });
+/// statistic-indexed `sums`.
+void sumPerStatistic(KernelBuilder &kb, const NormSpace &ns,
+                     ArrayRef<Operand> inputs, ArrayRef<Operand> sums,
+                     Body term) {
+  accumulate(kb, ns.space, inputs, sums, ns.space.reduction, term);
 }
 
 /// A nest over the statistics' own shape; every buffer is indexed like a
@@ -146,7 +94,7 @@ void perStatistic(KernelBuilder &kb, const NormSpace &ns,
 /// Per statistic: the mean of `input`, and the sum of squared deviations
 /// from it (two passes, as the reference: no cancellation), in two new
 /// scratch buffers.
-std::pair<Operand, Operand> moments(KernelBuilder &kb, NormSpace &ns,
+std::pair<Operand, Operand> moments(KernelBuilder &kb, const NormSpace &ns,
                                     Operand input) {
   Type element = elementOf(input);
   Operand mean{kb.scratch(ns.statisticShape(), element), ns.statisticId};
@@ -187,7 +135,8 @@ Value inverseStdOf(OpBuilder &b, Location loc, Value variance, double epsilon) {
 
 /// Means and inverse standard deviations of `input` per statistic, in two
 /// new scratch buffers.
-std::pair<Operand, Operand> meanAndInverseStd(KernelBuilder &kb, NormSpace &ns,
+std::pair<Operand, Operand> meanAndInverseStd(KernelBuilder &kb,
+                                              const NormSpace &ns,
                                               Operand input, double epsilon) {
   auto [mean, squares] = moments(kb, ns, input);
   perStatistic(
@@ -269,10 +218,10 @@ std::optional<LayerNormSpace> layerNormSpace(KernelBuilder &kb, unsigned input,
 
 /// The space of a batch norm launch whose data, [N, C, D...], is input
 /// operand `input`: statistics per channel, over the batch and the spatial
-/// dims (through partial sums when `sums` are needed); nullopt (after an
-/// error) if the data has no channel dim or the epsilon is missing.
+/// dims; nullopt (after an error) if the data has no channel dim or the
+/// epsilon is missing.
 std::optional<NormSpace> batchNormSpace(KernelBuilder &kb, unsigned input,
-                                        bool sums, double &epsilon) {
+                                        double &epsilon) {
   std::optional<double> epsilonOption = kb.optionalReal("epsilon");
   MemRefType type = kb.inputType(input);
   if (!epsilonOption || type.getRank() < 2) {
@@ -282,8 +231,6 @@ std::optional<NormSpace> batchNormSpace(KernelBuilder &kb, unsigned input,
   }
   epsilon = *epsilonOption;
   NormSpace bn(type.getShape(), [](unsigned dim) { return dim != 1; });
-  if (sums)
-    bn.partialId = bn.space.addAllBut([](unsigned dim) { return dim == 0; });
   bn.simplify();
   return bn;
 }
@@ -410,7 +357,7 @@ LogicalResult buildLayerNormBackward(KernelBuilder &kb) {
 /// over the data.
 LogicalResult buildBatchNormTraining(KernelBuilder &kb) {
   double epsilon;
-  std::optional<NormSpace> bn = batchNormSpace(kb, 0, /*sums=*/true, epsilon);
+  std::optional<NormSpace> bn = batchNormSpace(kb, 0, epsilon);
   if (!bn)
     return failure();
   std::optional<double> momentum = kb.optionalReal("momentum");
@@ -455,7 +402,7 @@ LogicalResult buildBatchNormTraining(KernelBuilder &kb) {
 /// scale / sqrt(var + epsilon), then one pass over the data.
 LogicalResult buildBatchNormInference(KernelBuilder &kb) {
   double epsilon;
-  std::optional<NormSpace> bn = batchNormSpace(kb, 0, /*sums=*/false, epsilon);
+  std::optional<NormSpace> bn = batchNormSpace(kb, 0, epsilon);
   if (!bn)
     return failure();
   BatchNormOperands operands(kb, *bn);
@@ -475,7 +422,7 @@ LogicalResult buildBatchNormInference(KernelBuilder &kb) {
 /// needs; then the input gradient.
 LogicalResult buildBatchNormTrainingBackward(KernelBuilder &kb) {
   double epsilon;
-  std::optional<NormSpace> bn = batchNormSpace(kb, 1, /*sums=*/true, epsilon);
+  std::optional<NormSpace> bn = batchNormSpace(kb, 1, epsilon);
   if (!bn)
     return failure();
   SmallVector<int64_t> tensor = bn->shape(bn->tensorId);
