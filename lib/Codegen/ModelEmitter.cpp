@@ -11,7 +11,9 @@
 // once; its descriptor is also listed in `trainc_model_kernels`, which the
 // runtime prepares when a session opens. A generated kernel is a call of
 // each of its nest functions (lowered separately, see LoopToLLVM.h),
-// through trainc_rt_parallel_for when the nest is split across threads.
+// through trainc_rt_parallel_for when the nest is split across threads;
+// a kernel with a loop.check then fails the step with
+// trainc_rt_check_failed when its status is not 0.
 // Weights go in as one raw byte array, never as IR constants.
 //
 //===----------------------------------------------------------------------===//
@@ -67,7 +69,7 @@ struct Emitter {
   llvm::Module &module;
   llvm::IRBuilder<> builder;
   llvm::PointerType *ptr;
-  llvm::FunctionCallee launch, parallelFor;
+  llvm::FunctionCallee launch, parallelFor, checkFailed;
   /// Per nest function, its trainc_rt_parallel_for task.
   llvm::StringMap<llvm::Function *> tasks;
   unsigned globals = 0;
@@ -84,6 +86,10 @@ struct Emitter {
     parallelFor = module.getOrInsertFunction(
         "trainc_rt_parallel_for",
         llvm::FunctionType::get(builder.getVoidTy(),
+                                {ptr, ptr, builder.getInt64Ty()}, false));
+    checkFailed = module.getOrInsertFunction(
+        "trainc_rt_check_failed",
+        llvm::FunctionType::get(builder.getInt32Ty(),
                                 {ptr, ptr, builder.getInt64Ty()}, false));
   }
 
@@ -149,11 +155,11 @@ struct Emitter {
         pointers[constant] =
             bytesGlobal(*bytes, "constant." + std::to_string(globals++), false);
       } else if (auto launchOp = dyn_cast<kernel::LaunchOp>(op)) {
-        if (auto error =
-                launchOp.getCallee()
-                    ? emitGeneratedLaunch(launchOp, pointers, buffers)
-                    : emitLaunch(launchOp, pointers, state, inputs, outputs,
-                                 llvmFunction))
+        if (auto error = launchOp.getCallee()
+                             ? emitGeneratedLaunch(launchOp, pointers, buffers,
+                                                   state, llvmFunction)
+                             : emitLaunch(launchOp, pointers, state, inputs,
+                                          outputs, llvmFunction))
           return error;
       } else if (!isa<func::ReturnOp>(op)) {
         return llvm::createStringError("cannot emit " +
@@ -198,10 +204,11 @@ struct Emitter {
   }
 
   /// A generated kernel: each of its nests in order, split across threads
-  /// when its schedule says so. Generated code cannot fail at run time.
-  llvm::Error emitGeneratedLaunch(kernel::LaunchOp op,
-                                  llvm::DenseMap<Value, llvm::Value *> &pointers,
-                                  llvm::Value *buffers) {
+  /// when its schedule says so. Generated code cannot fail while it runs;
+  /// a loop.check is tested once the kernel is done.
+  llvm::Error emitGeneratedLaunch(
+      kernel::LaunchOp op, llvm::DenseMap<Value, llvm::Value *> &pointers,
+      llvm::Value *buffers, llvm::Value *state, llvm::Function *llvmFunction) {
     auto kernelFunction = lowered.lookupSymbol<func::FuncOp>(*op.getCallee());
     if (!kernelFunction || !kernelFunction->hasAttr(loop::kKernelAttrName))
       return llvm::createStringError("a launch of " + op.getKernel().str() +
@@ -228,6 +235,22 @@ struct Emitter {
         builder.CreateCall(parallelFor, {taskFor(function, numBuffers), buffers,
                                          builder.getInt64(blocks)});
       }
+    }
+    if (auto check = kernelFunction->getAttrOfType<loop::CheckAttr>(
+            loop::kCheckAttrName)) {
+      llvm::Value *status = builder.CreateLoad(
+          builder.getInt64Ty(), arguments[2 + check.getStatus()]);
+      auto *passed = llvm::BasicBlock::Create(context, "checked", llvmFunction);
+      auto *failed =
+          llvm::BasicBlock::Create(context, "check_failed", llvmFunction);
+      builder.CreateCondBr(builder.CreateICmpEQ(status, builder.getInt64(0)),
+                           passed, failed);
+      builder.SetInsertPoint(failed);
+      llvm::GlobalVariable *message = builder.CreateGlobalString(
+          check.getMessage(), "check." + std::to_string(globals++), 0, &module);
+      builder.CreateRet(
+          builder.CreateCall(checkFailed, {state, message, status}));
+      builder.SetInsertPoint(passed);
     }
     return llvm::Error::success();
   }
