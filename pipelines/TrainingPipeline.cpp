@@ -26,6 +26,7 @@ void buildKernelPipeline(mlir::OpPassManager &pm,
   pm.addPass(kernel::createDispatchPass(dispatch));
   pm.addPass(kernel::createFoldTransposesPass());
   pm.addPass(conversion::createKernelToLoopPass());
+  pm.addPass(conversion::createFuseElementwisePass());
   pm.addPass(kernel::createPlanMemoryPass());
 }
 
