@@ -247,6 +247,7 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.bce_with_logits_loss", "generated", 5, allFloat32},
       {"graph.sgd_update", "generated", 5, float32Update<3>},
       {"graph.adam_update", "generated", 5, float32Update<5>},
+      {"graph.adagrad_update", "generated", 5, float32Update<4>},
       {"graph.expand", "generated", 5, always},
       {"graph.transpose", "generated", 5, always},
       {"graph.reshape", "generated", 5, always},

@@ -361,6 +361,7 @@ const llvm::StringMap<Builder> &builders() {
     t["graph.layer_norm_backward"] = buildLayerNormBackward;
     t["graph.sgd_update"] = buildSgd;
     t["graph.adam_update"] = buildAdam;
+    t["graph.adagrad_update"] = buildAdagrad;
     for (auto [name, isSoftmax] :
          {std::pair("graph.softmax_cross_entropy", true),
           std::pair("graph.nll_loss", false)}) {

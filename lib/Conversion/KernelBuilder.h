@@ -262,6 +262,7 @@ LogicalResult buildLayerNorm(KernelBuilder &kb);
 LogicalResult buildLayerNormBackward(KernelBuilder &kb);
 LogicalResult buildSgd(KernelBuilder &kb);
 LogicalResult buildAdam(KernelBuilder &kb);
+LogicalResult buildAdagrad(KernelBuilder &kb);
 /// softmax_cross_entropy (`softmax`) or nll_loss, and their gradients.
 LogicalResult buildClassLoss(KernelBuilder &kb, bool softmax);
 LogicalResult buildClassLossBackward(KernelBuilder &kb, bool softmax);

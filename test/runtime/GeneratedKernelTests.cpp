@@ -396,6 +396,25 @@ TEST_CASE("generated adam_update is bit-identical to the interpreter",
   }
 }
 
+TEST_CASE("generated adagrad_update is bit-identical to the interpreter",
+          "[generated]") {
+  for (int64_t count : {int64_t(1), int64_t(1000), int64_t(100000)}) {
+    HostTensor param = randomTensor(DType::F32, {count});
+    HostTensor grad = randomTensor(DType::F32, {count});
+    HostTensor sum = randomTensor(DType::F32, {count}, 0.0, 0.1);
+    HostTensor rate = tensor(DType::F32, {}, {0.01});
+    for (int64_t step : {int64_t(0), int64_t(7)})
+      for (double decay : {0.0, 0.01})
+        checkGenerated({"graph.adagrad_update",
+                        {param, grad, sum, rate,
+                         tensor(DType::I64, {}, {double(step)})},
+                        {{DType::F32, {count}}, {DType::F32, {count}}},
+                        {real("weight_decay", decay), real("lr_decay", decay),
+                         real("epsilon", 1e-10)}},
+                       0.0);
+  }
+}
+
 // Losses sum in f32 in the schedule's order and use the polynomial exp and
 // log; the interpreter sums in double. The class losses below (at most a few
 // thousand terms per sum) agree within 2e-6 relative; 1e-5, as for the
