@@ -24,7 +24,9 @@ void buildKernelPipeline(mlir::OpPassManager &pm,
   kernel::DispatchPassOptions dispatch;
   dispatch.overrides = llvm::to_vector(dispatchOverrides);
   pm.addPass(kernel::createDispatchPass(dispatch));
+  pm.addPass(kernel::createFoldTransposesPass());
   pm.addPass(conversion::createKernelToLoopPass());
+  pm.addPass(conversion::createFuseElementwisePass());
   pm.addPass(kernel::createPlanMemoryPass());
 }
 

@@ -2,14 +2,17 @@
 //
 // Folding of no-op data movement (identity reshapes, transposes, casts,
 // expands, zero-ratio dropout), composition of chained reshapes and
-// transposes, and constant folding of integer shape arithmetic (the values
-// that flow through ONNX shape subgraphs).
+// transposes, constant folding of integer shape arithmetic (the values
+// that flow through ONNX shape subgraphs), and matrix transposes absorbed
+// by GEMM's transpose flags (a transposed copy costs a pass over memory;
+// the flag costs nothing).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 using namespace trainc::graph;
@@ -180,6 +183,57 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
     return getResult();
   }
   return {};
+}
+
+/// Whether `value` is a 2-D matrix transpose; then its input.
+static Value transposedMatrix(Value value) {
+  auto transpose = value.getDefiningOp<TransposeOp>();
+  if (!transpose || transpose.getPerm() != ArrayRef<int64_t>{1, 0})
+    return {};
+  return transpose.getInput();
+}
+
+namespace {
+/// (op(A) op(B))^T = op(B)^T op(A)^T: a GEMM without c whose only reader
+/// transposes it computes the transposed product instead.
+struct TransposedGemm : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    auto gemm = transpose.getInput().getDefiningOp<GemmOp>();
+    if (!gemm || gemm.getC() || !gemm->hasOneUse() ||
+        transpose.getPerm() != ArrayRef<int64_t>{1, 0})
+      return failure();
+    rewriter.replaceOpWithNewOp<GemmOp>(
+        transpose, gemm.getB(), gemm.getA(), Value(), gemm.getAlphaAttr(),
+        gemm.getBetaAttr(), rewriter.getBoolAttr(!gemm.getTransB()),
+        rewriter.getBoolAttr(!gemm.getTransA()));
+    rewriter.eraseOp(gemm);
+    return success();
+  }
+};
+} // namespace
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<TransposedGemm>(context);
+}
+
+/// A transposed operand becomes the transpose flag.
+OpFoldResult GemmOp::fold(FoldAdaptor) {
+  bool changed = false;
+  if (Value a = transposedMatrix(getA())) {
+    getAMutable().assign(a);
+    setTransA(!getTransA());
+    changed = true;
+  }
+  if (Value b = transposedMatrix(getB())) {
+    getBMutable().assign(b);
+    setTransB(!getTransB());
+    changed = true;
+  }
+  return changed ? getResult() : OpFoldResult();
 }
 
 OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {

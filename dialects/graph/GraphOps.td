@@ -236,6 +236,7 @@ def Graph_TransposeOp : Graph_FunctionalOp<"transpose", [Pure, Graph_Differentia
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Graph_Tensor:$output);
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Graph_ExpandOp : Graph_FunctionalOp<"expand", [Pure, Graph_Differentiable]> {
@@ -306,6 +307,7 @@ def Graph_GemmOp : Graph_FunctionalOp<"gemm", [Pure, Graph_Differentiable]> {
                        DefaultValuedAttr<BoolAttr, "false">:$trans_a,
                        DefaultValuedAttr<BoolAttr, "false">:$trans_b);
   let results = (outs Graph_FloatTensor:$output);
+  let hasFolder = 1;
 }
 
 def Graph_ConvOp : Graph_FunctionalOp<"conv", [Pure, Graph_Differentiable]> {

@@ -153,6 +153,27 @@ static bool float32Update(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
+/// Class losses and their gradients: i64 labels (the last input), f32
+/// everything else, and at least one class in the scores (the input before
+/// the labels): the generated kernels read a label as a class or nothing.
+static bool float32ClassLoss(LaunchOp launch, std::string &whyNot) {
+  OperandRange inputs = launch.getInputs();
+  Value labels = inputs.back();
+  for (Value buffer : launch->getOperands()) {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    if (buffer == labels ? !element.isInteger(64) : !element.isF32()) {
+      whyNot = "it handles f32 scores with i64 labels only";
+      return false;
+    }
+  }
+  ArrayRef<int64_t> scores = shapeOf(inputs[inputs.size() - 2]);
+  if (scores.size() < 2 || scores[1] < 1) {
+    whyNot = "it needs scores [N, C, ...] with at least one class";
+    return false;
+  }
+  return true;
+}
+
 /// Batch norm over [N, C] to [N, C, D1, D2, D3].
 static bool dnnlBatchNorm(LaunchOp launch, std::string &whyNot) {
   if (!dnnlBuffers(launch, whyNot))
@@ -245,8 +266,17 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.batch_norm_inference", "generated", 5, generatedBatchNorm},
       {"graph.batch_norm_training_backward", "generated", 5,
        generatedBatchNorm},
+      {"graph.softmax_cross_entropy", "generated", 5, float32ClassLoss},
+      {"graph.softmax_cross_entropy_backward", "generated", 5,
+       float32ClassLoss},
+      {"graph.nll_loss", "generated", 5, float32ClassLoss},
+      {"graph.nll_loss_backward", "generated", 5, float32ClassLoss},
+      {"graph.mse_loss", "generated", 5, allFloat32},
+      {"graph.l1_loss", "generated", 5, allFloat32},
+      {"graph.bce_with_logits_loss", "generated", 5, allFloat32},
       {"graph.sgd_update", "generated", 5, float32Update<3>},
       {"graph.adam_update", "generated", 5, float32Update<5>},
+      {"graph.adagrad_update", "generated", 5, float32Update<4>},
       {"graph.expand", "generated", 5, always},
       {"graph.transpose", "generated", 5, always},
       {"graph.reshape", "generated", 5, always},

@@ -4,12 +4,27 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace trainc::loop;
 
 #include "dialects/loop/LoopDialect.cpp.inc"
+
+/// `[size, ...]`, possibly empty.
+static ParseResult parseTileSizes(AsmParser &parser,
+                                  SmallVector<int64_t> &sizes) {
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+    return parser.parseInteger(sizes.emplace_back());
+  });
+}
+
+static void printTileSizes(AsmPrinter &printer, ArrayRef<int64_t> sizes) {
+  printer << '[';
+  llvm::interleaveComma(sizes, printer);
+  printer << ']';
+}
 
 #define GET_ATTRDEF_CLASSES
 #include "dialects/loop/LoopAttrs.cpp.inc"
@@ -23,6 +38,31 @@ void LoopDialect::initialize() {
 #define GET_OP_LIST
 #include "dialects/loop/LoopOps.cpp.inc"
       >();
+}
+
+LogicalResult LoopDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attribute) {
+  if (attribute.getName() == kKernelAttrName) {
+    if (!isa<UnitAttr>(attribute.getValue()))
+      return op->emitError() << kKernelAttrName << " must be a unit attribute";
+    return success();
+  }
+  if (attribute.getName() != kCheckAttrName)
+    return op->emitError() << "unknown attribute " << attribute.getName()
+                           << " of the loop dialect";
+  auto check = dyn_cast<CheckAttr>(attribute.getValue());
+  auto function = dyn_cast<FunctionOpInterface>(op);
+  if (!check || !function || !op->hasAttr(kKernelAttrName))
+    return op->emitError() << kCheckAttrName
+                           << " must be a #loop.check on a loop kernel";
+  int64_t status = check.getStatus();
+  auto type = status >= 0 && status < function.getNumArguments()
+                  ? dyn_cast<MemRefType>(function.getArgumentTypes()[status])
+                  : MemRefType();
+  if (!type || type.getRank() != 0 || !type.getElementType().isInteger(64))
+    return op->emitError() << "the status of " << kCheckAttrName
+                           << " must be a memref<i64> argument";
+  return success();
 }
 
 std::string trainc::loop::nestFunctionName(StringRef kernel, unsigned index) {
@@ -140,6 +180,15 @@ LogicalResult NestOp::verify() {
                << parallel << " (threads would write the same elements)";
     }
   }
+  return success();
+}
+
+LogicalResult IndexOp::verify() {
+  int64_t rank = cast<NestOp>((*this)->getParentOp()).getDomain().size();
+  if (static_cast<int64_t>(getDim()) >= rank)
+    return emitOpError("dimension ")
+           << getDim() << " is not a dimension of the domain (rank " << rank
+           << ")";
   return success();
 }
 

@@ -21,6 +21,8 @@
 namespace trainc::loop {
 /// Unit attribute on a func.func whose body is loop nests.
 inline constexpr llvm::StringLiteral kKernelAttrName = "loop.kernel";
+/// A CheckAttr on a loop kernel: the input check reported after it runs.
+inline constexpr llvm::StringLiteral kCheckAttrName = "loop.check";
 
 /// The function --trainc-lower-loop-nests makes of nest `index` of `kernel`:
 ///   void NAME(index begin, index end, <the kernel's buffers>)

@@ -28,8 +28,14 @@ def Loop_Dialect : Dialect {
     arguments. Nests run in order; each one is split across threads on its
     own (the runtime's parallel-for over GNU OpenMP), so a nest may read what
     an earlier nest of the same kernel wrote.
+
+    Generated code cannot fail while it runs, but a kernel may check its
+    inputs: with `loop.check = #loop.check<...>` on the function, the caller
+    reads a status the nests computed after the kernel has run and fails
+    the step with the check's message when it is non-zero.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
 }
 
 class Loop_Op<string mnemonic, list<Trait> traits = []>
@@ -51,9 +57,33 @@ def Loop_ScheduleAttr : AttrDef<Loop_Dialect, "Schedule"> {
   let parameters = (ins "int64_t":$parallel,
                         ArrayRefParameter<"int64_t">:$tile,
                         "bool":$vectorize);
+  // A custom list, so that a rank-0 nest's `tile = []` parses back.
   let assemblyFormat = [{
-    `<` `parallel` `=` $parallel `,` `tile` `=` `[` $tile `]` `,`
+    `<` `parallel` `=` $parallel `,` `tile` `=` custom<TileSizes>($tile) `,`
     `vectorize` `=` $vectorize `>`
+  }];
+}
+
+def Loop_CheckAttr : AttrDef<Loop_Dialect, "Check"> {
+  let mnemonic = "check";
+  let summary = "An input check of a loop kernel, reported after it runs";
+  let description = [{
+    On a `loop.kernel` function, as `loop.check`. Argument `status` of the
+    function is a `memref<i64>` that the kernel's nests set to 0 when its
+    inputs are valid and to a non-zero value describing the first invalid
+    one otherwise (e.g. the out-of-range class label of a loss). After the
+    kernel has run, the caller fails with `message`, in which `{}` stands
+    for the status, when the status is not 0. The kernel's outputs are then
+    unspecified, but it has read and written only its own buffers.
+
+    ```mlir
+    func.func private @k(...) attributes {loop.kernel,
+        loop.check = #loop.check<status = 3, message = "label {} is not a class index in [0, 10)">}
+    ```
+  }];
+  let parameters = (ins "int64_t":$status, StringRefParameter<>:$message);
+  let assemblyFormat = [{
+    `<` `status` `=` $status `,` `message` `=` $message `>`
   }];
 }
 
@@ -107,6 +137,34 @@ def Loop_NestOp : Loop_Op<"nest", [AttrSizedOperandSegments]> {
     /// Whether dimension `dim` is a reduction.
     bool isReduction(unsigned dim);
   }];
+}
+
+def Loop_IndexOp : Loop_Op<"index", [Pure, HasParent<"NestOp">]> {
+  let summary = "The current point's index along a domain dimension";
+  let description = [{
+    Inside the body of a `loop.nest`: the index of the current point along
+    domain dimension `dim` (which must be a dimension of the nest's domain),
+    counted from 0 over the whole domain whatever the schedule (blocks
+    split across threads and tiles see the same indices). It lets a body
+    compare a position with data, where an indexing map cannot say it: a
+    gather such as `logits[n, label[n]]` is written as a reduction over the
+    class dimension of `select(index == label, x, 0)`.
+
+    ```mlir
+    ^bb0(%x: f32, %label: i64, %out: f32):
+      %c = loop.index 1 : index
+      %ci = arith.index_cast %c : index to i64
+      %hit = arith.cmpi eq, %ci, %label : i64
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$dim attr-dict `:` type($result)";
+  let builders = [OpBuilder<(ins "int64_t":$dim), [{
+    build($_builder, $_state, $_builder.getIndexType(),
+          $_builder.getI64IntegerAttr(dim));
+  }]>];
+  let hasVerifier = 1;
 }
 
 def Loop_YieldOp : Loop_Op<"yield", [Pure, Terminator, HasParent<"NestOp">]> {

@@ -11,7 +11,9 @@
 // once; its descriptor is also listed in `trainc_model_kernels`, which the
 // runtime prepares when a session opens. A generated kernel is a call of
 // each of its nest functions (lowered separately, see LoopToLLVM.h),
-// through trainc_rt_parallel_for when the nest is split across threads.
+// through trainc_rt_parallel_for when the nest is split across threads;
+// a kernel with a loop.check then fails the step with
+// trainc_rt_check_failed when its status is not 0.
 // Weights go in as one raw byte array, never as IR constants. A profiling
 // build brackets every launch with trainc_rt_profile_begin/end, numbering
 // the launches in the order of the manifest's "profile" list.
@@ -70,7 +72,8 @@ struct Emitter {
   llvm::Module &module;
   llvm::IRBuilder<> builder;
   llvm::PointerType *ptr;
-  llvm::FunctionCallee launch, parallelFor, profileBegin, profileEnd;
+  llvm::FunctionCallee launch, parallelFor, checkFailed, profileBegin,
+      profileEnd;
   /// Time every launch, and describe each in `profiled`.
   bool profile;
   nlohmann::json profiled = nlohmann::json::array();
@@ -91,6 +94,10 @@ struct Emitter {
     parallelFor = module.getOrInsertFunction(
         "trainc_rt_parallel_for",
         llvm::FunctionType::get(builder.getVoidTy(),
+                                {ptr, ptr, builder.getInt64Ty()}, false));
+    checkFailed = module.getOrInsertFunction(
+        "trainc_rt_check_failed",
+        llvm::FunctionType::get(builder.getInt32Ty(),
                                 {ptr, ptr, builder.getInt64Ty()}, false));
     profileBegin = module.getOrInsertFunction(
         "trainc_rt_profile_begin",
@@ -202,11 +209,11 @@ struct Emitter {
             bytesGlobal(*bytes, "constant." + std::to_string(globals++), false);
       } else if (auto launchOp = dyn_cast<kernel::LaunchOp>(op)) {
         beginTimer(state);
-        if (auto error =
-                launchOp.getCallee()
-                    ? emitGeneratedLaunch(launchOp, pointers, buffers)
-                    : emitLaunch(launchOp, pointers, state, inputs, outputs,
-                                 llvmFunction))
+        if (auto error = launchOp.getCallee()
+                             ? emitGeneratedLaunch(launchOp, pointers, buffers,
+                                                   state, llvmFunction)
+                             : emitLaunch(launchOp, pointers, state, inputs,
+                                          outputs, llvmFunction))
           return error;
         endTimer(state, launchOp, function);
       } else if (!isa<func::ReturnOp>(op)) {
@@ -252,10 +259,11 @@ struct Emitter {
   }
 
   /// A generated kernel: each of its nests in order, split across threads
-  /// when its schedule says so. Generated code cannot fail at run time.
-  llvm::Error emitGeneratedLaunch(kernel::LaunchOp op,
-                                  llvm::DenseMap<Value, llvm::Value *> &pointers,
-                                  llvm::Value *buffers) {
+  /// when its schedule says so. Generated code cannot fail while it runs;
+  /// a loop.check is tested once the kernel is done.
+  llvm::Error emitGeneratedLaunch(
+      kernel::LaunchOp op, llvm::DenseMap<Value, llvm::Value *> &pointers,
+      llvm::Value *buffers, llvm::Value *state, llvm::Function *llvmFunction) {
     auto kernelFunction = lowered.lookupSymbol<func::FuncOp>(*op.getCallee());
     if (!kernelFunction || !kernelFunction->hasAttr(loop::kKernelAttrName))
       return llvm::createStringError("a launch of " + op.getKernel().str() +
@@ -282,6 +290,22 @@ struct Emitter {
         builder.CreateCall(parallelFor, {taskFor(function, numBuffers), buffers,
                                          builder.getInt64(blocks)});
       }
+    }
+    if (auto check = kernelFunction->getAttrOfType<loop::CheckAttr>(
+            loop::kCheckAttrName)) {
+      llvm::Value *status = builder.CreateLoad(
+          builder.getInt64Ty(), arguments[2 + check.getStatus()]);
+      auto *passed = llvm::BasicBlock::Create(context, "checked", llvmFunction);
+      auto *failed =
+          llvm::BasicBlock::Create(context, "check_failed", llvmFunction);
+      builder.CreateCondBr(builder.CreateICmpEQ(status, builder.getInt64(0)),
+                           passed, failed);
+      builder.SetInsertPoint(failed);
+      llvm::GlobalVariable *message = builder.CreateGlobalString(
+          check.getMessage(), "check." + std::to_string(globals++), 0, &module);
+      builder.CreateRet(
+          builder.CreateCall(checkFailed, {state, message, status}));
+      builder.SetInsertPoint(passed);
     }
     return llvm::Error::success();
   }

@@ -8,8 +8,8 @@
 // follow the reference kernels (lib/Runtime/kernels); where those compute
 // in double (optimizer updates, leaky_relu's scaling) the nests do too.
 // This file: elementwise ops, data movement, reductions, softmax, and the
-// table of every builder; normalizations (layer and batch norm) and the
-// optimizer updates have files of their own.
+// table of every builder; normalizations (layer and batch norm), the
+// losses and the optimizer updates have files of their own.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/GeneratedKernels.h"
@@ -249,6 +249,31 @@ LogicalResult buildReduce(KernelBuilder &kb, Reduce kind) {
   return success();
 }
 
+} // namespace
+
+std::pair<Operand, Operand> softmaxStatistics(KernelBuilder &kb,
+                                              const Space &space, Operand input,
+                                              unsigned rowId) {
+  Type element = cast<MemRefType>(input.buffer.getType()).getElementType();
+  Operand max{kb.scratch(space.shape(rowId), element), rowId};
+  Operand sum{kb.scratch(space.shape(rowId), element), rowId};
+  kb.fill(space, max, -std::numeric_limits<double>::infinity());
+  kb.nest(space, input, max, space.reduction,
+          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            return {arith::MaximumFOp::create(b, loc, x[1], x[0])};
+          });
+  kb.fill(space, sum, 0.0);
+  kb.nest(space, {input, max}, sum, space.reduction,
+          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value shifted = arith::SubFOp::create(b, loc, x[0], x[1]);
+            Value exp = math::ExpOp::create(b, loc, shifted);
+            return {arith::AddFOp::create(b, loc, x[2], exp)};
+          });
+  return {max, sum};
+}
+
+namespace {
+
 /// softmax / log_softmax along `axis`, with the row maxima and sums of
 /// exponentials in scratch buffers.
 LogicalResult buildSoftmax(KernelBuilder &kb, bool logarithm) {
@@ -265,25 +290,10 @@ LogicalResult buildSoftmax(KernelBuilder &kb, bool logarithm) {
       space.addAllBut([&](unsigned dim) { return space.reduction[dim]; });
   space.dropUnitDims();
   space.collapse();
-  Type element = kb.inputType(0).getElementType();
   Operand input{kb.input(0, space.shape(inputId)), inputId};
   Operand output{kb.output(0, space.shape(outputId)), outputId};
-  Operand max{kb.scratch(space.shape(rowId), element), rowId};
-  Operand sum{kb.scratch(space.shape(rowId), element), rowId};
+  auto [max, sum] = softmaxStatistics(kb, space, input, rowId);
   SmallVector<bool> parallel(space.domain.size(), false);
-
-  kb.fill(space, max, -std::numeric_limits<double>::infinity());
-  kb.nest(space, input, max, space.reduction,
-          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            return {arith::MaximumFOp::create(b, loc, x[1], x[0])};
-          });
-  kb.fill(space, sum, 0.0);
-  kb.nest(space, {input, max}, sum, space.reduction,
-          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Value shifted = arith::SubFOp::create(b, loc, x[0], x[1]);
-            Value exp = math::ExpOp::create(b, loc, shifted);
-            return {arith::AddFOp::create(b, loc, x[2], exp)};
-          });
   kb.nest(space, {input, max, sum}, output, parallel,
           [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
             Value shifted = arith::SubFOp::create(b, loc, x[0], x[1]);
@@ -354,6 +364,23 @@ const llvm::StringMap<Builder> &builders() {
     t["graph.batch_norm_training_backward"] = buildBatchNormTrainingBackward;
     t["graph.sgd_update"] = buildSgd;
     t["graph.adam_update"] = buildAdam;
+    t["graph.adagrad_update"] = buildAdagrad;
+    for (auto [name, isSoftmax] :
+         {std::pair("graph.softmax_cross_entropy", true),
+          std::pair("graph.nll_loss", false)}) {
+      bool softmax = isSoftmax; // a structured binding cannot be captured
+      t[name] = [=](KernelBuilder &kb) { return buildClassLoss(kb, softmax); };
+      t[(Twine(name) + "_backward").str()] = [=](KernelBuilder &kb) {
+        return buildClassLossBackward(kb, softmax);
+      };
+    }
+    for (auto [name, kind] : {std::pair("graph.mse_loss", PointwiseLoss::Mse),
+                              std::pair("graph.l1_loss", PointwiseLoss::L1),
+                              std::pair("graph.bce_with_logits_loss",
+                                        PointwiseLoss::BceWithLogits)})
+      t[name] = [kind = kind](KernelBuilder &kb) {
+        return buildPointwiseLoss(kb, kind);
+      };
     return t;
   }();
   return table;

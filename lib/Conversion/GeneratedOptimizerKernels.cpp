@@ -1,4 +1,4 @@
-//===- GeneratedOptimizerKernels.cpp - SGD and Adam updates ---------------===//
+//===- GeneratedOptimizerKernels.cpp - SGD, Adam and Adagrad updates ------===//
 //
 // Computed in double in the reference kernels' operation order, so the
 // generated updates are bit for bit the reference's.
@@ -156,6 +156,52 @@ LogicalResult buildAdam(KernelBuilder &kb) {
         return {arith::TruncFOp::create(b, loc, element, p),
                 arith::TruncFOp::create(b, loc, element, m),
                 arith::TruncFOp::create(b, loc, element, v)};
+      });
+  return success();
+}
+
+/// graph.adagrad_update(param, grad, sum, lr, step) -> (param', sum'), in
+/// double with the reference's operation order: bit-identical results.
+LogicalResult buildAdagrad(KernelBuilder &kb) {
+  int64_t count = kb.inputType(0).getNumElements();
+  Space space(ArrayRef<int64_t>{count});
+  unsigned tensor = space.add({0}), scalar = space.add({});
+  SmallVector<Operand> inputs;
+  for (unsigned i = 0; i < 3; ++i)
+    inputs.push_back({kb.input(i, {count}), tensor});
+  inputs.push_back({kb.input(3, {}), scalar});
+  inputs.push_back({kb.input(4, {}), scalar});
+  SmallVector<Operand> outputs = {{kb.output(0, {count}), tensor},
+                                  {kb.output(1, {count}), tensor}};
+  double lrDecay = kb.real("lr_decay", 0.0);
+  double epsilon = kb.real("epsilon", 1e-10);
+  double weightDecay = kb.real("weight_decay", 0.0);
+  kb.nest(
+      space, inputs, outputs, space.reduction,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        DoubleMath d{b, loc};
+        Type element = x[0].getType();
+        // rate = lr / (1 + step * lr_decay), the same for every element.
+        Value step = arith::SIToFPOp::create(b, loc, d.f64, x[4]);
+        Value rate = arith::DivFOp::create(
+            b, loc, d.wide(x[3]),
+            arith::AddFOp::create(
+                b, loc, d.c(1.0),
+                arith::MulFOp::create(b, loc, step, d.c(lrDecay))));
+        Value p = d.wide(x[0]);
+        Value g = arith::AddFOp::create(
+            b, loc, d.wide(x[1]), arith::MulFOp::create(b, loc, d.c(weightDecay), p));
+        Value sum = arith::AddFOp::create(b, loc, d.wide(x[2]),
+                                          arith::MulFOp::create(b, loc, g, g));
+        Value denominator = arith::AddFOp::create(
+            b, loc, math::SqrtOp::create(b, loc, sum), d.c(epsilon));
+        Value updated = arith::SubFOp::create(
+            b, loc, p,
+            arith::DivFOp::create(b, loc,
+                                  arith::MulFOp::create(b, loc, rate, g),
+                                  denominator));
+        return {arith::TruncFOp::create(b, loc, element, updated),
+                arith::TruncFOp::create(b, loc, element, sum)};
       });
   return success();
 }

@@ -1,10 +1,10 @@
 //===- KernelBuilder.h - writing a generated kernel ------------*- C++ -*-===//
 //
-// What the builders of GeneratedKernels.cpp, GeneratedNormKernels.cpp and
-// GeneratedOptimizerKernels.cpp share: the iteration space (`Space`) of a
-// kernel and the `KernelBuilder` that retypes the kernel function's buffers
-// and appends loop nests with their default schedule. Internal to
-// lib/Conversion.
+// What the builders of GeneratedKernels.cpp, GeneratedNormKernels.cpp,
+// GeneratedLossKernels.cpp and GeneratedOptimizerKernels.cpp share: the
+// iteration space (`Space`) of a kernel and the `KernelBuilder` that
+// retypes the kernel function's buffers and appends loop nests with their
+// default schedule. Internal to lib/Conversion.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRAINC_LIB_CONVERSION_KERNELBUILDER_H
@@ -32,7 +32,10 @@ struct Space {
   SmallVector<SmallVector<unsigned>> operands;
 
   explicit Space(ArrayRef<int64_t> extents)
-      : domain(extents), reduction(extents.size(), false) {}
+      : domain(extents), reduction(extents.size(), false) {
+    for (unsigned dim = 0; dim < extents.size(); ++dim)
+      origins.push_back({dim});
+  }
 
   unsigned add(SmallVector<unsigned> dims) {
     operands.push_back(std::move(dims));
@@ -69,8 +72,19 @@ struct Space {
       if (!mergeable)
         continue;
       domain[dim] *= domain[dim + 1];
+      llvm::append_range(origins[dim], origins[dim + 1]);
       removeDim(dim + 1);
     }
+  }
+
+  /// The dimension that dimension `original` of the extents the space was
+  /// made with has become, unless it was dropped. (A merged dimension
+  /// stands for several: its index is not the original's.)
+  std::optional<unsigned> find(unsigned original) const {
+    for (auto [dim, merged] : llvm::enumerate(origins))
+      if (llvm::is_contained(merged, original))
+        return dim;
+    return std::nullopt;
   }
 
   SmallVector<int64_t> shape(unsigned operand) const {
@@ -86,9 +100,13 @@ struct Space {
   }
 
 private:
+  /// The original dimensions each dimension stands for.
+  SmallVector<SmallVector<unsigned>> origins;
+
   void removeDim(unsigned removed) {
     domain.erase(domain.begin() + removed);
     reduction.erase(reduction.begin() + removed);
+    origins.erase(origins.begin() + removed);
     for (SmallVector<unsigned> &dims : operands) {
       llvm::erase(dims, removed);
       for (unsigned &dim : dims)
@@ -205,15 +223,40 @@ public:
     Type element = cast<MemRefType>(operand.buffer.getType()).getElementType();
     nest(own, {}, {{operand.buffer, id}}, own.reduction,
          [&](OpBuilder &b, Location loc, ValueRange) -> SmallVector<Value> {
+           if (isa<IntegerType>(element))
+             return {arith::ConstantOp::create(
+                 b, loc,
+                 b.getIntegerAttr(element, static_cast<int64_t>(value)))};
            return {arith::ConstantOp::create(b, loc,
                                              b.getFloatAttr(element, value))};
          });
+  }
+
+  /// A new memref<i64> scratch buffer that is the kernel's loop.check
+  /// status (see LoopOps.td): the nests must set it to 0 or to a value
+  /// `message` reports in place of "{}". The message is prefixed with the
+  /// kernel's name, as the runtime prefixes a kernel's errors.
+  Value checkStatus(StringRef message) {
+    Value status = scratch({}, builder.getI64Type());
+    function->setAttr(
+        loop::kCheckAttrName,
+        loop::CheckAttr::get(builder.getContext(),
+                             cast<BlockArgument>(status).getArgNumber(),
+                             (launch.getKernel() + ": " + message).str()));
+    return status;
   }
 };
 
 inline Value constant(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
+
+/// Row maxima and sums of exp(x - max) of `input` (operand of `space`)
+/// along its reduction dimensions, in two new scratch buffers of operand
+/// `rowId`'s shape (softmax's statistics).
+std::pair<Operand, Operand> softmaxStatistics(KernelBuilder &kb,
+                                              const Space &space, Operand input,
+                                              unsigned rowId);
 
 LogicalResult buildLayerNorm(KernelBuilder &kb);
 LogicalResult buildLayerNormBackward(KernelBuilder &kb);
@@ -222,6 +265,12 @@ LogicalResult buildBatchNormInference(KernelBuilder &kb);
 LogicalResult buildBatchNormTrainingBackward(KernelBuilder &kb);
 LogicalResult buildSgd(KernelBuilder &kb);
 LogicalResult buildAdam(KernelBuilder &kb);
+LogicalResult buildAdagrad(KernelBuilder &kb);
+/// softmax_cross_entropy (`softmax`) or nll_loss, and their gradients.
+LogicalResult buildClassLoss(KernelBuilder &kb, bool softmax);
+LogicalResult buildClassLossBackward(KernelBuilder &kb, bool softmax);
+enum class PointwiseLoss { Mse, L1, BceWithLogits };
+LogicalResult buildPointwiseLoss(KernelBuilder &kb, PointwiseLoss kind);
 
 } // namespace trainc::conversion
 

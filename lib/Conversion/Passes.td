@@ -24,4 +24,28 @@ def KernelToLoopPass : Pass<"trainc-kernel-to-loop", "mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def FuseElementwisePass : Pass<"trainc-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Chains of generated elementwise kernels as one loop nest";
+  let description = [{
+    A generated elementwise kernel (one `loop.nest`, every dimension
+    parallel) whose output only feeds the next generated elementwise kernel
+    is computed inside that kernel instead: one nest runs the producer's
+    body, then the consumer's on the producer's value, and the
+    intermediate buffer disappears, with its write and read. A ReLU's
+    gradient, `where(x > 0, dy, 0)`, becomes one pass over memory instead
+    of two plus a mask; longer chains fuse step by step.
+
+    The two nests must cover the same number of points and index the
+    intermediate identically; when their domains differ in shape (one was
+    collapsed further), the fused nest takes the less collapsed domain, and
+    the other nest's buffers, all read or written whole (identity maps or
+    scalars), are viewed in it. Not fused: reductions, kernels with several
+    nests or an input check, bodies that read `loop.index`, and producers
+    whose inputs are written between the two launches.
+  }];
+  let dependentDialects = ["::trainc::loop::LoopDialect",
+                           "::trainc::kernel::KernelDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // TRAINC_CONVERSION_PASSES_TD

@@ -30,6 +30,12 @@ int32_t trainc_model_eval(void *state, void *const *arguments, void *arena);
 int32_t trainc_rt_launch(void *state, const char *descriptor,
                          void *const *inputs, void *const *outputs);
 
+/// Called by generated code when a kernel's input check (loop.check)
+/// found `status` != 0: the error is `message` with "{}" replaced by the
+/// status; returns TRAINC_ERROR_KERNEL.
+int32_t trainc_rt_check_failed(void *state, const char *message,
+                               int64_t status);
+
 /// Runs blocks [0, blocks) of a generated loop nest on the session's
 /// threads: `task(context, begin, end)` once per contiguous run of blocks.
 typedef void (*trainc_rt_task)(void *context, int64_t begin, int64_t end);

@@ -297,6 +297,16 @@ int32_t trainc_rt_launch(void *state, const char *descriptor,
   return TRAINC_OK;
 }
 
+int32_t trainc_rt_check_failed(void *state, const char *message,
+                               int64_t status) {
+  std::string error = message;
+  size_t at = error.find("{}");
+  if (at != std::string::npos)
+    error.replace(at, 2, std::to_string(status));
+  static_cast<LaunchState *>(state)->error = error;
+  return TRAINC_ERROR_KERNEL;
+}
+
 trainc_status trainc_session_open(const trainc_session_options *options,
                                   trainc_session **session) {
   if (!session)

@@ -6,26 +6,6 @@
 using namespace trainc;
 using namespace trainc::rttest;
 
-namespace {
-
-/// Labels in [0, classes) with some set to `ignore`.
-HostTensor labels(DType dtype, const Shape &shape, int64_t classes,
-                  std::optional<int64_t> ignore) {
-  HostTensor result = randomIntegers(dtype, shape, 0, classes - 1);
-  if (ignore)
-    for (size_t i = 0; i < result.data.size(); i += 3)
-      result.data[i] = static_cast<double>(*ignore);
-  return result;
-}
-
-Shape labelShape(const Shape &scores) {
-  Shape shape = {scores[0]};
-  shape.insert(shape.end(), scores.begin() + 2, scores.end());
-  return shape;
-}
-
-} // namespace
-
 TEST_CASE("softmax_cross_entropy and nll_loss with every option", "[loss]") {
   for (DType dtype : {DType::F32, DType::F64})
     for (DType labelType : {DType::I64, DType::I32})
@@ -36,7 +16,8 @@ TEST_CASE("softmax_cross_entropy and nll_loss with every option", "[loss]") {
                {std::optional<int64_t>(), std::optional<int64_t>(-100),
                 std::optional<int64_t>(2)}) {
             Shape labelsShape = labelShape(shape);
-            HostTensor y = labels(labelType, labelsShape, shape[1], ignore);
+            HostTensor y =
+                classLabels(labelType, labelsShape, shape[1], ignore);
             HostTensor logits = randomTensor(dtype, shape, -6.0, 6.0);
             Shape lossShape =
                 std::string(reduction) == "none" ? labelsShape : Shape();
@@ -68,7 +49,7 @@ TEST_CASE("softmax_cross_entropy and nll_loss with every option", "[loss]") {
           }
   // The default reduction (mean) when the attribute is absent.
   HostTensor logits = randomTensor(DType::F32, {6, 4});
-  HostTensor y = labels(DType::I64, {6}, 4, std::nullopt);
+  HostTensor y = classLabels(DType::I64, {6}, 4, std::nullopt);
   checkOp({"graph.softmax_cross_entropy", {logits, y}, {{DType::F32, {}}}, {}});
   checkOp({"graph.nll_loss", {logits, y}, {{DType::F32, {}}}, {}});
 }

@@ -105,6 +105,21 @@ HostTensor randomIntegers(DType dtype, const Shape &shape, int64_t low,
   return result;
 }
 
+HostTensor classLabels(DType dtype, const Shape &shape, int64_t classes,
+                       std::optional<int64_t> ignore) {
+  HostTensor result = randomIntegers(dtype, shape, 0, classes - 1);
+  if (ignore)
+    for (size_t i = 0; i < result.data.size(); i += 3)
+      result.data[i] = static_cast<double>(*ignore);
+  return result;
+}
+
+Shape labelShape(const Shape &scores) {
+  Shape shape = {scores[0]};
+  shape.insert(shape.end(), scores.begin() + 2, scores.end());
+  return shape;
+}
+
 Shape broadcastShape(const Shape &a, const Shape &b) {
   size_t rank = std::max(a.size(), b.size());
   Shape result(rank, 1);

@@ -13,6 +13,7 @@
 #include "trainc/Interpreter.h"
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -53,6 +54,11 @@ HostTensor randomTensor(DType dtype, const Shape &shape, double low = -1.0,
 /// Uniform integers in [low, high].
 HostTensor randomIntegers(DType dtype, const Shape &shape, int64_t low,
                           int64_t high);
+/// Class labels in [0, classes), every third one set to `ignore` if given.
+HostTensor classLabels(DType dtype, const Shape &shape, int64_t classes,
+                       std::optional<int64_t> ignore);
+/// The labels' shape for class scores [N, C, d...]: [N, d...].
+Shape labelShape(const Shape &scores);
 /// The test's random generator (fixed seed per test case).
 std::mt19937 &generator();
 

@@ -17,7 +17,10 @@ def LowerToKernelPass : Pass<"trainc-lower-to-kernel", "mlir::ModuleOp"> {
       otherwise by a final `runtime.copy`. Every other result (the loss,
       @eval's outputs) becomes an extra output argument the caller provides.
     * Each graph op becomes one launch writing fresh `kernel.alloc` buffers;
-      `graph.constant` becomes `kernel.constant`.
+      `graph.constant` becomes `kernel.constant`; `graph.reshape` and
+      `graph.identity` become a `kernel.view` of their operand's buffer (an
+      update writes its state in place only after every read through such
+      views).
   }];
   let dependentDialects = ["::trainc::kernel::KernelDialect",
                            "::mlir::func::FuncDialect"];
@@ -25,6 +28,22 @@ def LowerToKernelPass : Pass<"trainc-lower-to-kernel", "mlir::ModuleOp"> {
     ListOption<"functions", "functions", "std::string",
                "functions to lower (default: train_step, eval)">,
   ];
+}
+
+def FoldTransposesPass : Pass<"trainc-fold-transposes", "mlir::ModuleOp"> {
+  let summary = "Transposes read by oneDNN matmuls become strided operands";
+  let description = [{
+    oneDNN's matmul reads its operands through any strides, so a transposed
+    copy made only for it is wasted memory traffic (the Transformer's
+    attention transposes heads and keys before every batched product). For
+    a `graph.matmul` launch on `dnnl` whose input is the output of a
+    `graph.transpose` launch, the matmul reads the transpose's input
+    instead, with the permutation as option `lhs_perm` or `rhs_perm`; the
+    transpose and its buffer go when nothing else reads them. Not folded
+    when the transpose's input is written between the two launches (an
+    in-place optimizer update).
+  }];
+  let dependentDialects = ["::trainc::kernel::KernelDialect"];
 }
 
 def DispatchPass : Pass<"trainc-dispatch", "mlir::ModuleOp"> {

@@ -64,9 +64,11 @@ SmallVector<Value> blockViews(OpBuilder &b, Location loc, ValueRange buffers,
 
 /// The nest's computation as a linalg.generic on `inputs`/`outputs`
 /// (storage types): the body is cloned, with i1 values narrowed from and
-/// widened to their byte storage.
+/// widened to their byte storage. loop.index becomes linalg.index, plus
+/// `begin` along the parallel dimension `dim` since the generic only sees
+/// one block of it (tiling then offsets linalg.index by each tile's start).
 linalg::GenericOp buildGeneric(OpBuilder &b, NestOp nest, ValueRange inputs,
-                               ValueRange outputs) {
+                               ValueRange outputs, int64_t dim, Value begin) {
   SmallVector<utils::IteratorType> iterators;
   for (unsigned dim = 0; dim < nest.getDomain().size(); ++dim)
     iterators.push_back(nest.isReduction(dim) ? utils::IteratorType::reduction
@@ -86,8 +88,17 @@ linalg::GenericOp buildGeneric(OpBuilder &b, NestOp nest, ValueRange inputs,
                                             stored);
           mapping.map(original, value);
         }
-        for (Operation &op : body.without_terminator())
-          nested.clone(op, mapping);
+        for (Operation &op : body.without_terminator()) {
+          auto index = dyn_cast<IndexOp>(op);
+          if (!index) {
+            nested.clone(op, mapping);
+            continue;
+          }
+          Value position = linalg::IndexOp::create(nested, loc, index.getDim());
+          if (static_cast<int64_t>(index.getDim()) == dim)
+            position = arith::AddIOp::create(nested, loc, position, begin);
+          mapping.map(index.getResult(), position);
+        }
         SmallVector<Value> results;
         auto yield = cast<YieldOp>(body.getTerminator());
         for (auto [value, output] : llvm::zip(yield.getValues(), outputs)) {
@@ -186,7 +197,8 @@ LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
   SmallVector<Value> outputViews =
       blockViews(b, loc, outputs, ArrayRef(maps).drop_front(numInputs), dim,
                  begin, size);
-  linalg::GenericOp generic = buildGeneric(b, nest, inputViews, outputViews);
+  linalg::GenericOp generic =
+      buildGeneric(b, nest, inputViews, outputViews, dim, begin);
   func::ReturnOp::create(b, loc);
 
   IRRewriter rewriter(context);

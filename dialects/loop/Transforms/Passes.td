@@ -17,9 +17,12 @@ def LowerLoopNestsPass : Pass<"trainc-lower-loop-nests", "mlir::ModuleOp"> {
     over views of the block, tiled with the schedule's tile sizes by
     upstream's `scf::tileUsingSCF`; each tile is vectorized by
     `linalg::vectorize` with the tile's sizes as vector sizes (masked at the
-    edges), or becomes scalar loops when the schedule says so. Buffers of
-    `i1` are passed as `i8` (the runtime stores a boolean in a byte). The
-    `loop.kernel` functions are erased.
+    edges), or becomes scalar loops when the schedule says so. `loop.index`
+    becomes `linalg.index` plus the block's start along the parallel
+    dimension (tiling adds each tile's start), so it counts over the whole
+    domain. Buffers of `i1` are passed as `i8` (the runtime stores a boolean
+    in a byte). The `loop.kernel` functions are erased (the code generator
+    lowers copies, and reads each kernel's `loop.check` from the original).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

@@ -42,33 +42,79 @@ bool checkNotEmpty(const Launch &launch, std::string &error) {
 // Matrix products
 //===----------------------------------------------------------------------===//
 
+/// Row-major strides of `shape`.
+memory::dims denseStrides(const Shape &shape) {
+  memory::dims strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+/// A matmul operand as the product reads it. After --trainc-fold-transposes
+/// the buffer may hold it untransposed: dim d of the operand is dim perm[d]
+/// of the buffer (`lhs_perm` / `rhs_perm`), read through that dim's stride.
+struct MatmulOperand {
+  Shape shape;
+  memory::dims strides;
+
+  MatmulOperand(const Launch &launch, unsigned index, const char *permOption)
+      : shape(launch.inputs[index].shape), strides(denseStrides(shape)) {
+    std::vector<int64_t> perm = launch.ints(permOption);
+    if (perm.size() != shape.size())
+      return;
+    Shape stored = shape;
+    memory::dims storedStrides = strides;
+    for (size_t d = 0; d < perm.size(); ++d) {
+      shape[d] = stored[perm[d]];
+      strides[d] = storedStrides[perm[d]];
+    }
+  }
+
+  /// Inserts a dim of extent 1 at `position` (its stride is never used).
+  void insertUnitDim(size_t position) {
+    shape.insert(shape.begin() + position, 1);
+    strides.insert(strides.begin() + position, 1);
+  }
+
+  memory::desc desc() const {
+    return memory::desc(shape, memory::data_type::f32, strides);
+  }
+};
+
 bool buildMatmul(const Launch &launch, DnnlKernel &kernel,
                  std::string &error) {
+  if (!checkArity(launch, 2, 2, 1, 1, error))
+    return false;
+  MatmulOperand lhs(launch, 0, "lhs_perm"), rhs(launch, 1, "rhs_perm");
+  Launch logical = launch; // the shapes the product sees
+  logical.inputs[0].shape = lhs.shape;
+  logical.inputs[1].shape = rhs.shape;
   MatmulShape mm;
-  if (!makeMatmulShape(launch, mm, error) || !checkNotEmpty(launch, error))
+  if (!makeMatmulShape(logical, mm, error) || !checkNotEmpty(launch, error))
     return false;
   // Promote 1-D operands, then pad the batch dims to one rank.
-  Shape lhs = launch.inputs[0].shape, rhs = launch.inputs[1].shape;
-  if (lhs.size() == 1)
-    lhs.insert(lhs.begin(), 1);
-  if (rhs.size() == 1)
-    rhs.push_back(1);
-  size_t rank = std::max(lhs.size(), rhs.size());
+  if (lhs.shape.size() == 1)
+    lhs.insertUnitDim(0);
+  if (rhs.shape.size() == 1)
+    rhs.insertUnitDim(1);
+  size_t rank = std::max(lhs.shape.size(), rhs.shape.size());
   if (rank > static_cast<size_t>(DNNL_MAX_NDIMS))
     return fail(launch, error, "too many dims for the dnnl backend");
-  lhs.insert(lhs.begin(), rank - lhs.size(), 1);
-  rhs.insert(rhs.begin(), rank - rhs.size(), 1);
+  while (lhs.shape.size() < rank)
+    lhs.insertUnitDim(0);
+  while (rhs.shape.size() < rank)
+    rhs.insertUnitDim(0);
   Shape result(rank);
   for (size_t d = 0; d + 2 < rank; ++d)
-    result[d] = std::max(lhs[d], rhs[d]);
+    result[d] = std::max(lhs.shape[d], rhs.shape[d]);
   result[rank - 2] = mm.m;
   result[rank - 1] = mm.n;
-  dnnl::matmul::desc desc(plainDesc(lhs), plainDesc(rhs), plainDesc(result));
+  dnnl::matmul::desc desc(lhs.desc(), rhs.desc(), plainDesc(result));
   dnnl::matmul::primitive_desc primitive(desc, dnnlAttributes(),
                                          kernel.engine());
   kernel.add(dnnl::matmul(primitive), primitive,
-             {{DNNL_ARG_SRC, kernel.input(0, plainDesc(lhs))},
-              {DNNL_ARG_WEIGHTS, kernel.input(1, plainDesc(rhs))},
+             {{DNNL_ARG_SRC, kernel.input(0, lhs.desc())},
+              {DNNL_ARG_WEIGHTS, kernel.input(1, rhs.desc())},
               {DNNL_ARG_DST, kernel.output(0, plainDesc(result))}});
   return true;
 }

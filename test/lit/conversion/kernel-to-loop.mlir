@@ -71,3 +71,50 @@ func.func @batch_norm(%x: memref<32x64x16x16xf32>, %c: memref<64xf32>, %y: memre
   kernel.launch "graph.batch_norm_training"(%x, %c, %c, %c, %c) -> (%y, %m, %v) {backend = "generated", options = {epsilon = 1.0e-05 : f64, momentum = 0.9 : f64}} : (memref<32x64x16x16xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>, memref<64xf32>) -> (memref<32x64x16x16xf32>, memref<64xf32>, memref<64xf32>)
   return
 }
+
+// -----
+
+// Cross entropy over [N, C, d1, d2] (the spatial dims merged): the labels'
+// check (first invalid position, then its label, into the loop.check
+// status), softmax's row statistics, the label's score as a sum over the
+// classes of select(loop.index == label, ...), then the loss: a full
+// reduction into the scalar, on one thread.
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK: kernel.launch "graph.softmax_cross_entropy"(%{{.*}}) -> (%{{.*}}) scratch({{.*}} : memref<i64>, memref<i64>, memref<8x20xf32>, memref<8x20xf32>, memref<8x20xf32>) {backend = "generated", callee = @generated_softmax_cross_entropy
+// CHECK: func.func private @generated_softmax_cross_entropy(%{{.*}}: memref<8x10x20xf32>, %{{.*}}: memref<8x20xi64>, %{{.*}}: memref<f32>, {{.*}}) attributes {loop.check = #loop.check<status = 4, message = "graph.softmax_cross_entropy: label {} is not a class index in [0, 10)">, loop.kernel}
+// CHECK: loop.nest ins(%{{.*}} : memref<8x20xi64>) outs(%{{.*}} : memref<i64>) domain = [8, 20]
+// CHECK: arith.cmpi uge
+// CHECK: arith.minsi
+// CHECK: loop.nest ins(%{{.*}}, %{{.*}} : memref<8x20xi64>, memref<i64>) outs(%{{.*}} : memref<i64>) domain = [8, 20]
+// CHECK: arith.addi
+// CHECK: domain = [8, 10, 20]
+// CHECK-SAME: iterators = ["parallel", "reduction", "parallel"]
+// CHECK: math.exp
+// CHECK: loop.nest ins({{.*}} : memref<8x10x20xf32>, memref<8x20xi64>, memref<8x20xf32>) outs(%{{.*}} : memref<8x20xf32>) domain = [8, 10, 20]
+// CHECK: %[[CLASS:.*]] = loop.index 1 : index
+// CHECK: %[[CLASS64:.*]] = arith.index_cast %[[CLASS]] : index to i64
+// CHECK: %[[HIT:.*]] = arith.cmpi eq, %[[CLASS64]], %{{.*}} : i64
+// CHECK: arith.select %[[HIT]]
+// CHECK: loop.nest ins({{.*}}) outs(%{{.*}} : memref<f32>) domain = [8, 20] schedule = <parallel = -1, {{.*}} iterators = ["reduction", "reduction"]
+// CHECK: math.log
+func.func @cross_entropy(%x: memref<8x10x4x5xf32>, %labels: memref<8x4x5xi64>, %loss: memref<f32>) {
+  kernel.launch "graph.softmax_cross_entropy"(%x, %labels) -> (%loss) {backend = "generated", options = {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = "sum"}} : (memref<8x10x4x5xf32>, memref<8x4x5xi64>) -> memref<f32>
+  return
+}
+
+// -----
+
+// Its gradient on 256 rows of 1000 classes: the check, the mean's divisor
+// (the labels that are not ignore_index), the row statistics, then one
+// elementwise nest split across threads by row.
+// CHECK-LABEL: func.func private @generated_softmax_cross_entropy_backward(
+// CHECK: loop.nest ins(%{{.*}} : memref<256xi64>) outs(%{{.*}} : memref<f32>) domain = [256]
+// CHECK: arith.cmpi eq
+// CHECK: loop.nest ins({{.*}}) outs(%{{.*}} : memref<256x1000xf32>) domain = [256, 1000] schedule = <parallel = 0, tile = [1, 64], vectorize = true>
+// CHECK-SAME: iterators = ["parallel", "parallel"]
+// CHECK: loop.index 1 : index
+// CHECK: math.exp
+func.func @cross_entropy_gradient(%g: memref<f32>, %x: memref<256x1000xf32>, %labels: memref<256xi64>, %dx: memref<256x1000xf32>) {
+  kernel.launch "graph.softmax_cross_entropy_backward"(%g, %x, %labels) -> (%dx) {backend = "generated", options = {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = "mean"}} : (memref<f32>, memref<256x1000xf32>, memref<256xi64>) -> memref<256x1000xf32>
+  return
+}

@@ -1,4 +1,4 @@
-// Folders of graph ops: no-op data movement, composed reshapes and transposes, integer shape arithmetic.
+// Folders of graph ops: no-op data movement, composed reshapes and transposes, integer shape arithmetic, matrix transposes absorbed by GEMM flags.
 // RUN: trainc-opt %s -canonicalize -split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @identity
@@ -401,4 +401,45 @@ func.func @non_splat_not_neutral(%x: tensor<2xf32>) -> tensor<2xf32> {
   %c = graph.constant dense<[0.0, 1.0]> : tensor<2xf32>
   %0 = graph.add %x, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
+}
+
+// -----
+
+// A transposed GEMM operand becomes its transpose flag.
+// CHECK-LABEL: func.func @gemm_of_transposes
+// CHECK-SAME: (%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<5x4xf32>)
+// CHECK-NOT: graph.transpose
+// CHECK: graph.gemm %[[A]], %[[B]] {trans_a = true, trans_b = true} : (tensor<4x3xf32>, tensor<5x4xf32>) -> tensor<3x5xf32>
+func.func @gemm_of_transposes(%a: tensor<4x3xf32>, %b: tensor<5x4xf32>) -> tensor<3x5xf32> {
+  %at = graph.transpose %a {perm = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %bt = graph.transpose %b {perm = array<i64: 1, 0>} : (tensor<5x4xf32>) -> tensor<4x5xf32>
+  %y = graph.gemm %at, %bt : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  return %y : tensor<3x5xf32>
+}
+
+// -----
+
+// (A^T B)^T = B^T A: the transposed product, no transpose.
+// CHECK-LABEL: func.func @transposed_gemm
+// CHECK-SAME: (%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<4x5xf32>)
+// CHECK-NOT: graph.transpose
+// CHECK: graph.gemm %[[B]], %[[A]] {alpha = 2.000000e+00 : f64, trans_a = true} : (tensor<4x5xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
+func.func @transposed_gemm(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>) -> tensor<5x3xf32> {
+  %y = graph.gemm %a, %b {alpha = 2.0 : f64, trans_a = true} : (tensor<4x3xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %t = graph.transpose %y {perm = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+  return %t : tensor<5x3xf32>
+}
+
+// -----
+
+// Not when the product has other readers, nor with c.
+// CHECK-LABEL: func.func @gemm_read_twice
+// CHECK: graph.transpose
+// CHECK: graph.transpose
+func.func @gemm_read_twice(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<5xf32>) -> (tensor<5x3xf32>, tensor<3x5xf32>, tensor<5x3xf32>) {
+  %y = graph.gemm %a, %b : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  %t = graph.transpose %y {perm = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+  %z = graph.gemm %a, %b, %c : (tensor<3x4xf32>, tensor<4x5xf32>, tensor<5xf32>) -> tensor<3x5xf32>
+  %u = graph.transpose %z {perm = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
+  return %t, %y, %u : tensor<5x3xf32>, tensor<3x5xf32>, tensor<5x3xf32>
 }

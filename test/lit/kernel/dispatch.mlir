@@ -1,8 +1,8 @@
 // --trainc-dispatch: oneDNN for f32 GEMMs, convolutions and pooling, then
 // OpenBLAS, generated loop nests for f32 elementwise ops, reductions,
-// normalizations and optimizer updates, the reference kernels for the rest;
-// overrides (KERNEL=BACKEND, and *=BACKEND wherever BACKEND can run), and
-// overrides that cannot be honoured.
+// normalizations, losses and optimizer updates, the reference kernels for
+// the rest; overrides (KERNEL=BACKEND, and *=BACKEND wherever BACKEND can
+// run), and overrides that cannot be honoured.
 // RUN: trainc-opt %s --trainc-dispatch -split-input-file | FileCheck %s
 // RUN: trainc-opt %s --trainc-dispatch="overrides=gemm=reference" -split-input-file | FileCheck %s --check-prefix=FORCED
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=graph.gemm=cudnn" -split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
@@ -10,6 +10,7 @@
 // RUN: trainc-opt %s --trainc-dispatch="overrides=*=reference" -split-input-file | FileCheck %s --check-prefix=ALLREF
 // RUN: trainc-opt %s --trainc-dispatch="overrides=*=openblas" -split-input-file | FileCheck %s --check-prefix=ALLBLAS
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=relu=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=NOGEN
+// RUN: not trainc-opt %s --trainc-dispatch="overrides=nll_loss=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=LOSS
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=max_pool=dnnl,avg_pool=dnnl,conv=dnnl,batch_norm_inference=dnnl" -split-input-file 2>&1 | FileCheck %s --check-prefix=WHYNOT
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=batch_norm_training=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=ONEVALUE
 
@@ -108,5 +109,23 @@ func.func @everywhere(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf
   kernel.launch "graph.gemm"(%a, %b) -> (%c) {options = {}} : (memref<2x3xf32>, memref<3x4xf32>) -> memref<2x4xf32>
   kernel.launch "graph.relu"(%c) -> (%d) {options = {}} : (memref<2x4xf32>) -> memref<2x4xf32>
   kernel.launch "graph.relu"(%e) -> (%f) {options = {}} : (memref<8xf64>) -> memref<8xf64>
+  return
+}
+
+// -----
+
+// Losses: generated for f32 scores with i64 labels and for f32 pointwise
+// losses; i32 labels stay on the reference kernels.
+// CHECK-LABEL: func.func @losses
+// CHECK: kernel.launch "graph.softmax_cross_entropy"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.softmax_cross_entropy_backward"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.nll_loss"{{.*}}backend = "reference"
+// CHECK: kernel.launch "graph.mse_loss"{{.*}}backend = "generated"
+// LOSS: backend 'generated' cannot run graph.nll_loss here: it handles f32 scores with i64 labels only
+func.func @losses(%x: memref<8x10xf32>, %y: memref<8xi64>, %y32: memref<8xi32>, %loss: memref<f32>, %dx: memref<8x10xf32>, %nll: memref<f32>, %mse: memref<f32>) {
+  kernel.launch "graph.softmax_cross_entropy"(%x, %y) -> (%loss) {options = {reduction = "mean"}} : (memref<8x10xf32>, memref<8xi64>) -> memref<f32>
+  kernel.launch "graph.softmax_cross_entropy_backward"(%loss, %x, %y) -> (%dx) {options = {reduction = "mean"}} : (memref<f32>, memref<8x10xf32>, memref<8xi64>) -> memref<8x10xf32>
+  kernel.launch "graph.nll_loss"(%x, %y32) -> (%nll) {options = {reduction = "mean"}} : (memref<8x10xf32>, memref<8xi32>) -> memref<f32>
+  kernel.launch "graph.mse_loss"(%x, %dx) -> (%mse) {options = {reduction = "sum"}} : (memref<8x10xf32>, memref<8x10xf32>) -> memref<f32>
   return
 }

@@ -1,6 +1,7 @@
 // --trainc-lower-loop-nests: each nest becomes @KERNEL_nestN(begin, end,
 // buffers...) over one block of its parallel dimension, tiled by
-// scf::tileUsingSCF and vectorized with masks; i1 buffers travel as bytes.
+// scf::tileUsingSCF and vectorized with masks; i1 buffers travel as bytes;
+// loop.index becomes linalg.index offset by the block.
 // RUN: trainc-opt %s --trainc-lower-loop-nests -split-input-file | FileCheck %s
 
 // A parallel, vectorized elementwise nest: the block [begin*1, end*1) of
@@ -65,6 +66,71 @@ func.func private @flip(%x: memref<3x4xi1>, %y: memref<4x3xi1>) attributes {loop
   ^bb0(%a: i1, %out: i1):
     %n = arith.xori %a, %a : i1
     loop.yield %a : i1
+  }
+  return
+}
+
+// -----
+
+// loop.index counts over the whole domain: along the parallel dimension the
+// block's start is added to linalg.index, and tiling adds each tile's
+// start (scalar loops here: linalg.index becomes the loop variables).
+// CHECK-LABEL: func.func @positions_nest0(
+// CHECK-SAME: %[[BEGIN:.*]]: index, %[[END:.*]]: index,
+// CHECK: %[[START:.*]] = arith.muli %[[BEGIN]], %c4
+// CHECK: scf.for %[[TILE_ROW:.*]] = {{.*}} step %c4
+// CHECK: scf.for %[[TILE_COL:.*]] = {{.*}} step %c16
+// CHECK: scf.for %[[ROW:.*]] =
+// CHECK: scf.for %[[COL:.*]] =
+// CHECK: %[[IN_BLOCK:.*]] = affine.apply #{{.*}}(%[[TILE_ROW]])[%[[ROW]]]
+// CHECK: %[[R:.*]] = arith.addi %[[IN_BLOCK]], %[[START]]
+// CHECK: %[[C:.*]] = affine.apply #{{.*}}(%[[TILE_COL]])[%[[COL]]]
+// CHECK: arith.addi %[[R]], %[[C]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func private @positions(%y: memref<64x10xi64>) attributes {loop.kernel} {
+  loop.nest outs(%y : memref<64x10xi64>)
+      domain = [64, 10] schedule = #loop.schedule<parallel = 0, tile = [4, 16], vectorize = false>
+      attributes {indexing_maps = [#id], iterators = ["parallel", "parallel"]} {
+  ^bb0(%out: i64):
+    %r = loop.index 0 : index
+    %c = loop.index 1 : index
+    %s = arith.addi %r, %c : index
+    %si = arith.index_cast %s : index to i64
+    loop.yield %si : i64
+  }
+  return
+}
+
+// -----
+
+// Vectorized, a class index is a vector.step plus the tile's start, compared
+// with the row's label broadcast along the classes.
+// CHECK-LABEL: func.func @label_score_nest0(
+// CHECK: scf.for
+// CHECK: scf.for %[[TILE:.*]] = {{.*}} step %c16
+// CHECK: %[[LABEL:.*]] = vector.transfer_read {{.*}} : memref<1xi64, {{.*}}>, vector<1x16xi64>
+// CHECK: %[[STEP:.*]] = vector.step : vector<16xindex>
+// CHECK: %[[START:.*]] = vector.broadcast %[[TILE]] : index to vector<16xindex>
+// CHECK: %[[CLASS:.*]] = arith.addi %[[START]], %[[STEP]]
+// CHECK: %[[CLASS64:.*]] = arith.index_cast %[[CLASS]] : vector<16xindex> to vector<16xi64>
+// CHECK: %[[CLASSES:.*]] = vector.broadcast %[[CLASS64]] : vector<16xi64> to vector<1x16xi64>
+// CHECK: %[[HIT:.*]] = arith.cmpi eq, %[[CLASSES]], %[[LABEL]]
+// CHECK: arith.select %[[HIT]]
+// CHECK: vector.multi_reduction <add>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func private @label_score(%x: memref<64x10xf32>, %labels: memref<64xi64>, %y: memref<64xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x, %labels : memref<64x10xf32>, memref<64xi64>) outs(%y : memref<64xf32>)
+      domain = [64, 10] schedule = #loop.schedule<parallel = -1, tile = [1, 16], vectorize = true>
+      attributes {indexing_maps = [#id, #row, #row], iterators = ["parallel", "reduction"]} {
+  ^bb0(%a: f32, %label: i64, %out: f32):
+    %c = loop.index 1 : index
+    %ci = arith.index_cast %c : index to i64
+    %hit = arith.cmpi eq, %ci, %label : i64
+    %zero = arith.constant 0.0 : f32
+    %picked = arith.select %hit, %a, %zero : f32
+    %s = arith.addf %out, %picked : f32
+    loop.yield %s : f32
   }
   return
 }

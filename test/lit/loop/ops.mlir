@@ -1,5 +1,6 @@
-// The loop dialect: loop.nest round-trips, and the verifier rejects nests
-// whose maps, body or schedule do not fit their buffers.
+// The loop dialect: loop.nest, loop.index and #loop.check round-trip, and
+// the verifiers reject nests whose maps, body or schedule do not fit their
+// buffers, indices outside the domain and checks without a status.
 // RUN: trainc-opt %s -split-input-file -verify-diagnostics | trainc-opt -split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @bias_relu
@@ -15,6 +16,81 @@ func.func @bias_relu(%x: memref<64x10xf32>, %b: memref<10xf32>, %y: memref<64x10
     %s = arith.addf %a, %c : f32
     loop.yield %s : f32
   }
+  return
+}
+
+// -----
+
+// The label's score of each row: a sum over the classes of
+// select(class == label, x, 0). A rank-0 nest (its tile list is empty)
+// sets the row sums first; the kernel checks its labels.
+// CHECK-LABEL: func.func @label_score
+// CHECK-SAME: loop.check = #loop.check<status = 3, message = "label {} is not a class index in [0, 10)">
+// CHECK: domain = [] schedule = <parallel = -1, tile = [], vectorize = false>
+// CHECK: %[[C:.*]] = loop.index 1 : index
+// CHECK: arith.index_cast %[[C]] : index to i64
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#scalar = affine_map<() -> ()>
+func.func @label_score(%x: memref<64x10xf32>, %labels: memref<64xi64>, %y: memref<64xf32>, %status: memref<i64>)
+    attributes {loop.kernel, loop.check = #loop.check<status = 3, message = "label {} is not a class index in [0, 10)">} {
+  loop.nest outs(%status : memref<i64>) domain = [] schedule = #loop.schedule<parallel = -1, tile = [], vectorize = false>
+      attributes {indexing_maps = [#scalar], iterators = []} {
+  ^bb0(%out: i64):
+    %zero = arith.constant 0 : i64
+    loop.yield %zero : i64
+  }
+  loop.nest ins(%x, %labels : memref<64x10xf32>, memref<64xi64>) outs(%y : memref<64xf32>)
+      domain = [64, 10] schedule = #loop.schedule<parallel = -1, tile = [1, 16], vectorize = true>
+      attributes {indexing_maps = [#id, #row, #row], iterators = ["parallel", "reduction"]} {
+  ^bb0(%a: f32, %label: i64, %out: f32):
+    %c = loop.index 1 : index
+    %ci = arith.index_cast %c : index to i64
+    %hit = arith.cmpi eq, %ci, %label : i64
+    %zero = arith.constant 0.0 : f32
+    %picked = arith.select %hit, %a, %zero : f32
+    %s = arith.addf %out, %picked : f32
+    loop.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+func.func @index_outside_domain(%x: memref<8xf32>, %y: memref<8xf32>) {
+  loop.nest ins(%x : memref<8xf32>) outs(%y : memref<8xf32>)
+      domain = [8] schedule = #loop.schedule<parallel = -1, tile = [8], vectorize = false>
+      attributes {indexing_maps = [#id, #id], iterators = ["parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    // expected-error @+1 {{'loop.index' op dimension 1 is not a dimension of the domain (rank 1)}}
+    %i = loop.index 1 : index
+    loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @index_outside_nest() -> index {
+  // expected-error @+1 {{'loop.index' op expects parent op 'loop.nest'}}
+  %i = loop.index 0 : index
+  return %i : index
+}
+
+// -----
+
+// expected-error @+1 {{the status of loop.check must be a memref<i64> argument}}
+func.func @check_without_status(%x: memref<8xf32>, %status: memref<i32>)
+    attributes {loop.kernel, loop.check = #loop.check<status = 1, message = "bad {}">} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{loop.check must be a #loop.check on a loop kernel}}
+func.func @check_outside_kernel(%status: memref<i64>)
+    attributes {loop.check = #loop.check<status = 0, message = "bad {}">} {
   return
 }
 

@@ -1,0 +1,54 @@
+// --trainc-fuse-elementwise: a generated elementwise kernel whose output
+// only feeds the next one runs inside it; the intermediate buffer goes.
+// RUN: trainc-opt %s --trainc-kernel-to-loop --trainc-fuse-elementwise -split-input-file | FileCheck %s
+
+// A ReLU's gradient: where(x > 0, dy, 0), one nest, no mask buffer.
+// CHECK-LABEL: func.func @relu_gradient
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[DY:.*]]: memref<4x8xf32>, %[[DX:.*]]: memref<4x8xf32>)
+// CHECK-NOT: kernel.alloc
+// CHECK: kernel.launch "fused(greater,where)"(%[[X]], %[[ZERO:.*]], %[[DY]], %[[ZERO]]) -> (%[[DX]]) {backend = "generated", callee = @[[K:.*]], options = {}}
+// CHECK-NOT: kernel.launch
+// CHECK: func.func private @[[K]](%{{.*}}: memref<32xf32>, %{{.*}}: memref<f32>, %{{.*}}: memref<32xf32>, %{{.*}}: memref<f32>, %{{.*}}: memref<32xf32>) attributes {loop.kernel}
+// CHECK: loop.nest ins({{.*}}) outs({{.*}}) domain = [32]
+// CHECK: ^bb0(%[[XV:.*]]: f32, %[[Z1:.*]]: f32, %[[DYV:.*]]: f32, %[[Z2:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[M:.*]] = arith.cmpf ogt, %[[XV]], %[[Z1]] : f32
+// CHECK: %[[R:.*]] = arith.select %[[M]], %[[DYV]], %[[Z2]] : f32
+// CHECK: loop.yield %[[R]] : f32
+func.func @relu_gradient(%x: memref<4x8xf32>, %dy: memref<4x8xf32>, %dx: memref<4x8xf32>) {
+  %zero = kernel.constant dense<0.0> : tensor<f32> : memref<f32>
+  %mask = kernel.alloc : memref<4x8xi1>
+  kernel.launch "graph.greater"(%x, %zero) -> (%mask) {backend = "generated", options = {}} : (memref<4x8xf32>, memref<f32>) -> memref<4x8xi1>
+  kernel.launch "graph.where"(%mask, %dy, %zero) -> (%dx) {backend = "generated", options = {}} : (memref<4x8xi1>, memref<4x8xf32>, memref<f32>) -> memref<4x8xf32>
+  return
+}
+
+// -----
+
+// A bias add over [N, C, HW] (domain not collapsible) feeding a ReLU (one
+// flat domain): the fused nest takes the bias add's domain and sees the
+// ReLU's output in it.
+// CHECK-LABEL: func.func @bias_relu
+// CHECK: kernel.launch "fused(add,relu)"
+// CHECK: func.func private @{{.*}}(%{{.*}}: memref<2x3x4xf32>, %{{.*}}: memref<3xf32>, %{{.*}}: memref<2x3x4xf32>)
+// CHECK: domain = [2, 3, 4]
+func.func @bias_relu(%x: memref<2x3x4xf32>, %b: memref<3x1xf32>, %y: memref<2x3x4xf32>) {
+  %s = kernel.alloc : memref<2x3x4xf32>
+  kernel.launch "graph.add"(%x, %b) -> (%s) {backend = "generated", options = {}} : (memref<2x3x4xf32>, memref<3x1xf32>) -> memref<2x3x4xf32>
+  kernel.launch "graph.relu"(%s) -> (%y) {backend = "generated", options = {}} : (memref<2x3x4xf32>) -> memref<2x3x4xf32>
+  return
+}
+
+// -----
+
+// Not fused: the intermediate has a second reader; a reduction consumer.
+// CHECK-LABEL: func.func @not_fused
+// CHECK: kernel.launch "graph.exp"
+// CHECK: kernel.launch "graph.neg"
+// CHECK: kernel.launch "graph.reduce_sum"
+func.func @not_fused(%x: memref<16xf32>, %y: memref<16xf32>, %z: memref<f32>) {
+  %e = kernel.alloc : memref<16xf32>
+  kernel.launch "graph.exp"(%x) -> (%e) {backend = "generated", options = {}} : (memref<16xf32>) -> memref<16xf32>
+  kernel.launch "graph.neg"(%e) -> (%y) {backend = "generated", options = {}} : (memref<16xf32>) -> memref<16xf32>
+  kernel.launch "graph.reduce_sum"(%e) -> (%z) {backend = "generated", options = {axes = array<i64: 0>, keepdims = false}} : (memref<16xf32>) -> memref<f32>
+  return
+}

@@ -1,0 +1,43 @@
+// --trainc-fold-transposes: a dnnl matmul reads a transpose's input through
+// strides (lhs_perm / rhs_perm); the transpose goes when nothing else reads
+// it. Not for other backends, nor when the input is written in between.
+// RUN: trainc-opt %s --trainc-fold-transposes | FileCheck %s
+
+// CHECK-LABEL: func.func @attention_scores
+// CHECK-SAME: (%[[Q:.*]]: memref<8x16x4xf32>, %[[K:.*]]: memref<8x16x4xf32>, %[[S:.*]]: memref<8x16x16xf32>)
+// CHECK-NOT: graph.transpose
+// CHECK: kernel.launch "graph.matmul"(%[[Q]], %[[K]]) -> (%[[S]]) {backend = "dnnl", options = {rhs_perm = array<i64: 0, 2, 1>}}
+func.func @attention_scores(%q: memref<8x16x4xf32>, %k: memref<8x16x4xf32>, %s: memref<8x16x16xf32>) {
+  %kt = kernel.alloc : memref<8x4x16xf32>
+  kernel.launch "graph.transpose"(%k) -> (%kt) {backend = "generated", options = {perm = array<i64: 0, 2, 1>}} : (memref<8x16x4xf32>) -> memref<8x4x16xf32>
+  kernel.launch "graph.matmul"(%q, %kt) -> (%s) {backend = "dnnl", options = {}} : (memref<8x16x4xf32>, memref<8x4x16xf32>) -> memref<8x16x16xf32>
+  return
+}
+
+// The transpose stays for its other reader; the reference matmul keeps
+// reading the transposed copy.
+// CHECK-LABEL: func.func @shared
+// CHECK: %[[AT:.*]] = kernel.alloc
+// CHECK: kernel.launch "graph.transpose"
+// CHECK: kernel.launch "graph.matmul"(%{{.*}}, %{{.*}}) -> (%{{.*}}) {backend = "dnnl", options = {lhs_perm = array<i64: 1, 0>}}
+// CHECK: kernel.launch "graph.matmul"(%[[AT]], %{{.*}}) -> (%{{.*}}) {backend = "reference", options = {}}
+func.func @shared(%a: memref<4x3xf32>, %b: memref<4x5xf32>, %y: memref<3x5xf32>, %z: memref<3x5xf32>) {
+  %at = kernel.alloc : memref<3x4xf32>
+  kernel.launch "graph.transpose"(%a) -> (%at) {backend = "generated", options = {perm = array<i64: 1, 0>}} : (memref<4x3xf32>) -> memref<3x4xf32>
+  kernel.launch "graph.matmul"(%at, %b) -> (%y) {backend = "dnnl", options = {}} : (memref<3x4xf32>, memref<4x5xf32>) -> memref<3x5xf32>
+  kernel.launch "graph.matmul"(%at, %b) -> (%z) {backend = "reference", options = {}} : (memref<3x4xf32>, memref<4x5xf32>) -> memref<3x5xf32>
+  return
+}
+
+// %w is updated in place between the transpose and the product: the
+// product must read the old values, so the transposed copy stays.
+// CHECK-LABEL: func.func @updated_between
+// CHECK: kernel.launch "graph.transpose"
+// CHECK: kernel.launch "graph.matmul"({{.*}}) {backend = "dnnl", options = {}}
+func.func @updated_between(%x: memref<3x4xf32>, %w: memref<5x4xf32>, %g: memref<5x4xf32>, %lr: memref<f32>, %step: memref<i64>, %y: memref<3x5xf32>) {
+  %wt = kernel.alloc : memref<4x5xf32>
+  kernel.launch "graph.transpose"(%w) -> (%wt) {backend = "generated", options = {perm = array<i64: 1, 0>}} : (memref<5x4xf32>) -> memref<4x5xf32>
+  kernel.launch "graph.sgd_update"(%w, %g, %lr, %step) -> (%w) {backend = "generated", options = {}} : (memref<5x4xf32>, memref<5x4xf32>, memref<f32>, memref<i64>) -> memref<5x4xf32>
+  kernel.launch "graph.matmul"(%x, %wt) -> (%y) {backend = "dnnl", options = {}} : (memref<3x4xf32>, memref<4x5xf32>) -> memref<3x5xf32>
+  return
+}
