@@ -25,6 +25,7 @@ void buildKernelPipeline(mlir::OpPassManager &pm,
   dispatch.overrides = llvm::to_vector(dispatchOverrides);
   pm.addPass(kernel::createDispatchPass(dispatch));
   pm.addPass(kernel::createFoldTransposesPass());
+  pm.addPass(kernel::createFuseActivationsPass());
   pm.addPass(conversion::createKernelToLoopPass());
   pm.addPass(conversion::createFuseElementwisePass());
   pm.addPass(kernel::createPlanMemoryPass());

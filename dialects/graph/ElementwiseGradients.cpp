@@ -78,9 +78,13 @@ LogicalResult SigmoidOp::buildGradients(OpBuilder &builder, ValueRange grads,
 LogicalResult ReluOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                      SmallVectorImpl<Value> &out) {
   GradientBuilder b(builder, getLoc());
-  Value x = getInput();
+  // From the output: y > 0 exactly where x > 0 (NaN included), and a
+  // gradient that does not read x lets the producer of x apply the ReLU
+  // itself (a oneDNN post-op, --trainc-fuse-activations) without x ever
+  // being stored.
+  Value y = getResult();
   return unaryGradient(
-      out, b.where(b.greater(x, b.scalar(0, x)), grads[0], b.scalar(0, x)));
+      out, b.where(b.greater(y, b.scalar(0, y)), grads[0], b.scalar(0, y)));
 }
 
 LogicalResult LeakyReluOp::buildGradients(OpBuilder &builder, ValueRange grads,

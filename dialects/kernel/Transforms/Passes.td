@@ -46,6 +46,21 @@ def FoldTransposesPass : Pass<"trainc-fold-transposes", "mlir::ModuleOp"> {
   let dependentDialects = ["::trainc::kernel::KernelDialect"];
 }
 
+def FuseActivationsPass : Pass<"trainc-fuse-activations", "mlir::ModuleOp"> {
+  let summary = "ReLUs after oneDNN convolutions and products as post-ops";
+  let description = [{
+    A `graph.relu` launch whose input is written by a `dnnl` convolution,
+    GEMM or matmul launch and read by nothing else becomes that launch's
+    post-op (option `post_relu`): oneDNN applies it while the result is
+    still in registers, so the pre-activation is never stored and read
+    again. oneDNN 2.6 accepts post-ops on forward-training primitives;
+    gradients are not fused (backward-data primitives take none). The
+    ReLU's own gradient reads its output, not its input, so this applies
+    to training graphs.
+  }];
+  let dependentDialects = ["::trainc::kernel::KernelDialect"];
+}
+
 def DispatchPass : Pass<"trainc-dispatch", "mlir::ModuleOp"> {
   let summary = "Chooses the backend of every kernel launch";
   let description = [{

@@ -100,6 +100,11 @@ private:
 
 /// Primitive attributes of every dnnl kernel: user scratchpad, strict f32.
 dnnl::primitive_attr dnnlAttributes();
+/// dnnlAttributes() plus, when the launch has option `post_relu`
+/// (--trainc-fuse-activations), a ReLU applied to the result after any
+/// other post-op in `postOps`.
+dnnl::primitive_attr dnnlAttributes(const Launch &launch,
+                                    dnnl::post_ops postOps = {});
 
 /// A dense row-major f32 memory descriptor of `shape` (rank 1 to 12).
 dnnl::memory::desc plainDesc(const Shape &shape);

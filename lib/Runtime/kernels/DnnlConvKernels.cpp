@@ -50,17 +50,19 @@ bool describeConv(const Launch &launch, const ConvShape &conv, DnnlConv &geometr
   return true;
 }
 
-/// The forward primitive descriptor (also the hint of both gradients).
+/// The forward primitive descriptor (also the hint of both gradients),
+/// with `attributes` (post-ops of a fused forward).
 dnnl::convolution_forward::primitive_desc
 forwardDesc(const ConvShape &conv, const DnnlConv &geometry, bool withBias,
-            const dnnl::engine &engine) {
+            const dnnl::engine &engine,
+            const dnnl::primitive_attr &attributes = dnnlAttributes()) {
   memory::desc bias = withBias ? plainDesc({conv.outChannels}) : memory::desc();
   dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
       anyLayout(conv.inputShape), anyLayout(geometry.weightShape), bias,
       anyLayout(conv.outputShape), geometry.strides, geometry.dilations,
       geometry.padsBegin, geometry.padsEnd);
-  return {desc, dnnlAttributes(), engine};
+  return {desc, attributes, engine};
 }
 
 bool buildConv(const Launch &launch, DnnlKernel &kernel, std::string &error) {
@@ -70,7 +72,8 @@ bool buildConv(const Launch &launch, DnnlKernel &kernel, std::string &error) {
       !describeConv(launch, conv, geometry, error))
     return false;
   bool withBias = launch.inputs.size() == 3;
-  auto desc = forwardDesc(conv, geometry, withBias, kernel.engine());
+  auto desc = forwardDesc(conv, geometry, withBias, kernel.engine(),
+                          dnnlAttributes(launch));
   auto x = kernel.toLayout(kernel.input(0, plainDesc(conv.inputShape)),
                            desc.src_desc());
   auto w = kernel.toLayout(kernel.input(1, plainDesc(geometry.weightShape)),

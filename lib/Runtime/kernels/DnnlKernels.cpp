@@ -110,7 +110,7 @@ bool buildMatmul(const Launch &launch, DnnlKernel &kernel,
   result[rank - 2] = mm.m;
   result[rank - 1] = mm.n;
   dnnl::matmul::desc desc(lhs.desc(), rhs.desc(), plainDesc(result));
-  dnnl::matmul::primitive_desc primitive(desc, dnnlAttributes(),
+  dnnl::matmul::primitive_desc primitive(desc, dnnlAttributes(launch),
                                          kernel.engine());
   kernel.add(dnnl::matmul(primitive), primitive,
              {{DNNL_ARG_SRC, kernel.input(0, lhs.desc())},
@@ -137,14 +137,12 @@ bool buildGemm(const Launch &launch, DnnlKernel &kernel, std::string &error) {
   Shape cShape = g.hasC ? launch.inputs[2].shape : Shape();
   cShape.insert(cShape.begin(), 2 - std::min<size_t>(2, cShape.size()), 1);
   bool asBias = g.hasC && g.alpha == 1.0 && g.beta == 1.0 && cShape[0] == 1;
-  dnnl::primitive_attr attributes = dnnlAttributes();
+  dnnl::post_ops sum;
+  if (g.hasC && !asBias)
+    sum.append_sum(static_cast<float>(g.beta));
+  dnnl::primitive_attr attributes = dnnlAttributes(launch, sum);
   if (g.alpha != 1.0)
     attributes.set_output_scales(0, {static_cast<float>(g.alpha)});
-  if (g.hasC && !asBias) {
-    dnnl::post_ops sum;
-    sum.append_sum(static_cast<float>(g.beta));
-    attributes.set_post_ops(sum);
-  }
   memory::desc bias = asBias ? plainDesc(cShape) : memory::desc();
   dnnl::matmul::desc desc(a, b, bias, out);
   dnnl::matmul::primitive_desc primitive(desc, attributes, kernel.engine());

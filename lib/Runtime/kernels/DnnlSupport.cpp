@@ -135,6 +135,16 @@ dnnl::primitive_attr dnnlAttributes() {
   return attributes;
 }
 
+dnnl::primitive_attr dnnlAttributes(const Launch &launch,
+                                    dnnl::post_ops postOps) {
+  dnnl::primitive_attr attributes = dnnlAttributes();
+  if (launch.flag("post_relu"))
+    postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  if (postOps.len() > 0)
+    attributes.set_post_ops(postOps);
+  return attributes;
+}
+
 dnnl::memory::desc plainDesc(const Shape &shape) {
   return dnnl::memory::desc(shape, dnnl::memory::data_type::f32,
                             stridesOf(shape));

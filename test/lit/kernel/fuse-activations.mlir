@@ -1,0 +1,33 @@
+// --trainc-fuse-activations: a ReLU read only from a oneDNN convolution or
+// product becomes its post-op; the pre-activation buffer goes.
+// RUN: trainc-opt %s --trainc-fuse-activations | FileCheck %s
+
+// CHECK-LABEL: func.func @conv_relu
+// CHECK-SAME: (%[[X:.*]]: memref<1x1x4x4xf32>, %[[W:.*]]: memref<2x1x3x3xf32>, %[[Y:.*]]: memref<1x2x4x4xf32>)
+// CHECK-NOT: kernel.alloc
+// CHECK: kernel.launch "graph.conv"(%[[X]], %[[W]]) -> (%[[Y]]) {backend = "dnnl", options = {pads = array<i64: 1, 1, 1, 1>, post_relu = true}}
+// CHECK-NOT: graph.relu
+func.func @conv_relu(%x: memref<1x1x4x4xf32>, %w: memref<2x1x3x3xf32>, %y: memref<1x2x4x4xf32>) {
+  %c = kernel.alloc : memref<1x2x4x4xf32>
+  kernel.launch "graph.conv"(%x, %w) -> (%c) {backend = "dnnl", options = {pads = array<i64: 1, 1, 1, 1>}} : (memref<1x1x4x4xf32>, memref<2x1x3x3xf32>) -> memref<1x2x4x4xf32>
+  kernel.launch "graph.relu"(%c) -> (%y) {backend = "generated", options = {}} : (memref<1x2x4x4xf32>) -> memref<1x2x4x4xf32>
+  return
+}
+
+// Not fused: the pre-activation has another reader; a product on another
+// backend.
+// CHECK-LABEL: func.func @not_fused
+// CHECK: kernel.launch "graph.gemm"{{.*}}options = {}
+// CHECK: kernel.launch "graph.relu"
+// CHECK: kernel.launch "graph.matmul"{{.*}}backend = "openblas", options = {}
+// CHECK: kernel.launch "graph.relu"
+func.func @not_fused(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %y: memref<2x4xf32>, %z: memref<2x4xf32>, %s: memref<2x4xf32>) {
+  %c = kernel.alloc : memref<2x4xf32>
+  kernel.launch "graph.gemm"(%a, %b) -> (%c) {backend = "dnnl", options = {}} : (memref<2x3xf32>, memref<3x4xf32>) -> memref<2x4xf32>
+  kernel.launch "graph.relu"(%c) -> (%y) {backend = "generated", options = {}} : (memref<2x4xf32>) -> memref<2x4xf32>
+  kernel.launch "runtime.copy"(%c) -> (%s) {backend = "generated", options = {}} : (memref<2x4xf32>) -> memref<2x4xf32>
+  %d = kernel.alloc : memref<2x4xf32>
+  kernel.launch "graph.matmul"(%a, %b) -> (%d) {backend = "openblas", options = {}} : (memref<2x3xf32>, memref<3x4xf32>) -> memref<2x4xf32>
+  kernel.launch "graph.relu"(%d) -> (%z) {backend = "generated", options = {}} : (memref<2x4xf32>) -> memref<2x4xf32>
+  return
+}
