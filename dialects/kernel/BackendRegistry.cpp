@@ -153,6 +153,24 @@ static bool float32Update(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
+/// graph.cast between f32, f64, i64, i32 and bool, except float to
+/// integer (the reference saturates; not generated).
+static bool generatedCast(LaunchOp launch, std::string &whyNot) {
+  auto supported = [](Type type) {
+    return type.isF32() || type.isF64() || type.isInteger(64) ||
+           type.isInteger(32) || type.isInteger(1);
+  };
+  Type from = cast<MemRefType>(launch.getInputs()[0].getType()).getElementType();
+  Type to = cast<MemRefType>(launch.getOutputs()[0].getType()).getElementType();
+  if (!supported(from) || !supported(to) ||
+      (isa<FloatType>(from) && to.isInteger() && !to.isInteger(1))) {
+    whyNot = "it casts between f32, f64, i64, i32 and bool, and not from a "
+             "float to an integer";
+    return false;
+  }
+  return true;
+}
+
 /// Class losses and their gradients: i64 labels (the last input), f32
 /// everything else, and at least one class in the scores (the input before
 /// the labels): the generated kernels read a label as a class or nothing.
@@ -242,6 +260,7 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.less_equal", "generated", 5, float32OrMask},
       {"graph.greater_equal", "generated", 5, float32OrMask},
       {"graph.where", "generated", 5, float32OrMask},
+      {"graph.cast", "generated", 5, generatedCast},
       {"graph.neg", "generated", 5, float32OrMask},
       {"graph.abs", "generated", 5, float32OrMask},
       {"graph.sqrt", "generated", 5, float32OrMask},

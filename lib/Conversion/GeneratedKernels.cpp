@@ -58,6 +58,37 @@ Value passThrough(KernelBuilder &, OpBuilder &, Location, ValueRange x) {
 Value whereOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
   return arith::SelectOp::create(b, loc, x[0], x[1], x[2]);
 }
+
+/// graph.cast as the reference converts: floats through double, integers
+/// through i64 (a bool is 0 or 1), to a bool by `!= 0`. Float to integer
+/// (saturating truncation in the reference) is not generated.
+Value castOp(KernelBuilder &kb, OpBuilder &b, Location loc, ValueRange x) {
+  Type to = kb.outputType(0).getElementType();
+  Value value = x[0];
+  Type from = value.getType();
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  if (isa<FloatType>(from)) {
+    Value wide = from == f64 ? value : arith::ExtFOp::create(b, loc, f64, value);
+    if (to.isInteger(1))
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, wide,
+                                   constant(b, loc, f64, 0.0));
+    return to == f64 ? wide : arith::TruncFOp::create(b, loc, to, wide);
+  }
+  Value wide = value;
+  if (from.isInteger(1))
+    wide = arith::ExtUIOp::create(b, loc, i64, value);
+  else if (from != i64)
+    wide = arith::ExtSIOp::create(b, loc, i64, value);
+  if (to.isInteger(1))
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, wide,
+                                 arith::ConstantOp::create(
+                                     b, loc, b.getI64IntegerAttr(0)));
+  if (isa<FloatType>(to)) {
+    Value real = arith::SIToFPOp::create(b, loc, f64, wide);
+    return to == f64 ? real : arith::TruncFOp::create(b, loc, to, real);
+  }
+  return to == i64 ? wide : arith::TruncIOp::create(b, loc, to, wide);
+}
 Value reluOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
   // x < 0 rather than max, so that NaN stays NaN (as the reference).
   Value zero = constant(b, loc, x[0].getType(), 0.0);
@@ -329,6 +360,7 @@ const llvm::StringMap<Builder> &builders() {
     elementwise("graph.less_equal", compareOp<P::OLE>);
     elementwise("graph.greater_equal", compareOp<P::OGE>);
     elementwise("graph.where", whereOp);
+    elementwise("graph.cast", castOp);
     elementwise("graph.expand", passThrough);
     elementwise("graph.neg", unaryOp<arith::NegFOp>);
     elementwise("graph.abs", unaryOp<math::AbsFOp>);

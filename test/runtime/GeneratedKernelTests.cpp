@@ -226,6 +226,34 @@ TEST_CASE("generated unary kernels match the interpreter", "[generated]") {
   }
 }
 
+TEST_CASE("generated casts are exact", "[generated]") {
+  const DType types[] = {DType::F32, DType::F64, DType::I64, DType::I32,
+                         DType::I1};
+  for (const Shape &shape : {Shape{}, Shape{7}, Shape{64, 33}}) {
+    for (DType from : types) {
+      bool isFloat = from == DType::F32 || from == DType::F64;
+      // Floats with zeros, halves and values past f32's integer range;
+      // integers past 2^24 (their f32 rounding goes through double).
+      int64_t bound = from == DType::I1    ? 1
+                      : from == DType::I32 ? int64_t(1) << 30
+                                           : int64_t(1) << 40;
+      HostTensor input = isFloat ? randomTensor(from, shape, -3.0, 3.0)
+                                 : randomIntegers(from, shape,
+                                                  from == DType::I1 ? 0 : -bound,
+                                                  bound);
+      if (isFloat && !input.data.empty())
+        input.data[0] = 0.0;
+      for (DType to : types) {
+        bool isInteger = to == DType::I64 || to == DType::I32;
+        if (isFloat && isInteger)
+          continue; // not generated
+        checkGenerated({"graph.cast", {input}, {{to, shape}}, {type("to", to)}},
+                       0.0);
+      }
+    }
+  }
+}
+
 TEST_CASE("generated binary kernels broadcast like the interpreter",
           "[generated]") {
   for (const auto &[a, b] : kBroadcastShapes) {
