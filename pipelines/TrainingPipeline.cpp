@@ -28,6 +28,7 @@ void buildKernelPipeline(mlir::OpPassManager &pm,
   pm.addPass(kernel::createFuseActivationsPass());
   pm.addPass(conversion::createKernelToLoopPass());
   pm.addPass(conversion::createFuseElementwisePass());
+  pm.addPass(conversion::createDedupeKernelsPass());
   pm.addPass(kernel::createPlanMemoryPass());
 }
 

@@ -101,30 +101,34 @@ struct FuseElementwisePass
     for (auto function : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (function->hasAttr(loop::kKernelAttrName))
         continue;
-      // Fuse until nothing changes: a fused kernel can fuse again.
-      bool changed = true;
-      while (changed) {
-        changed = false;
-        for (auto consumer : llvm::to_vector(
-                 function.getBody().front().getOps<kernel::LaunchOp>()))
-          if (tryFuse(consumer, symbols)) {
-            changed = true;
-            break;
-          }
+      // In launch order: a producer is visited before its consumers, and a
+      // fused launch is tried again at once (its own producers may fuse).
+      Operation *op = &function.getBody().front().front();
+      while (op) {
+        auto launch = dyn_cast<kernel::LaunchOp>(op);
+        kernel::LaunchOp fused = launch ? tryFuse(launch, symbols)
+                                        : kernel::LaunchOp();
+        op = fused ? fused.getOperation() : op->getNextNode();
       }
     }
     // Kernels no launch calls any more.
+    llvm::DenseSet<StringRef> called;
+    module.walk([&](kernel::LaunchOp launch) {
+      if (auto callee = launch.getCallee())
+        called.insert(*callee);
+    });
     for (auto function : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (function->hasAttr(loop::kKernelAttrName) &&
-          SymbolTable::symbolKnownUseEmpty(function, module))
+          !called.contains(function.getSymName()))
         function.erase();
   }
 
-  /// Fuses the producer of one of `consumer`'s inputs into it.
-  bool tryFuse(kernel::LaunchOp consumer, SymbolTable &symbols) {
+  /// Fuses the producer of one of `consumer`'s inputs into it; the launch
+  /// that replaces both, or null.
+  kernel::LaunchOp tryFuse(kernel::LaunchOp consumer, SymbolTable &symbols) {
     loop::NestOp consumerNest = elementwiseNest(consumer, symbols);
     if (!consumerNest)
-      return false;
+      return {};
     for (auto [index, buffer] : llvm::enumerate(consumer.getInputs())) {
       auto alloc = buffer.getDefiningOp<kernel::AllocOp>();
       if (!alloc)
@@ -145,22 +149,22 @@ struct FuseElementwisePass
         continue;
       loop::NestOp producerNest = elementwiseNest(producer, symbols);
       if (!producerNest ||
-          writtenBetween(producer.getInputs(), producer, consumer) ||
-          failed(fuse(producer, producerNest, consumer, consumerNest, index,
-                      symbols)))
+          writtenBetween(producer.getInputs(), producer, consumer))
         continue;
-      return true;
+      if (kernel::LaunchOp fused = fuse(producer, producerNest, consumer,
+                                        consumerNest, index, symbols))
+        return fused;
     }
-    return false;
+    return {};
   }
 
-  LogicalResult fuse(kernel::LaunchOp producer, loop::NestOp producerNest,
+  kernel::LaunchOp fuse(kernel::LaunchOp producer, loop::NestOp producerNest,
                      kernel::LaunchOp consumer, loop::NestOp consumerNest,
                      unsigned index, SymbolTable &symbols) {
     ArrayRef<int64_t> producerDomain = producerNest.getDomain();
     ArrayRef<int64_t> consumerDomain = consumerNest.getDomain();
     if (points(producerDomain) != points(consumerDomain))
-      return failure();
+      return {};
     auto producerMaps = llvm::to_vector(
         producerNest.getIndexingMaps().getAsValueRange<AffineMapAttr>());
     auto consumerMaps = llvm::to_vector(
@@ -169,13 +173,13 @@ struct FuseElementwisePass
     // The intermediate is indexed alike on both sides.
     if (!producerMaps[producerInputs].isIdentity() ||
         !consumerMaps[index].isIdentity())
-      return failure();
+      return {};
     // The domain of the fused nest: the consumer's, unless the producer's
     // differs and the consumer can take it.
     bool sameDomain = producerDomain == consumerDomain;
     bool useProducerDomain = !sameDomain && isReshapable(consumerNest);
     if (!sameDomain && !useProducerDomain && !isReshapable(producerNest))
-      return failure();
+      return {};
     ArrayRef<int64_t> domain = useProducerDomain ? producerDomain : consumerDomain;
     MLIRContext *context = &getContext();
     AffineMap identity = AffineMap::getMultiDimIdentityMap(domain.size(), context);
@@ -274,7 +278,7 @@ struct FuseElementwisePass
     consumer.erase();
     producer.erase();
     intermediate.getDefiningOp()->erase();
-    return success();
+    return fused;
   }
 
   /// "graph.greater" and "graph.where" -> "fused(greater,where)".

@@ -48,4 +48,17 @@ def FuseElementwisePass : Pass<"trainc-fuse-elementwise", "mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def DedupeKernelsPass : Pass<"trainc-dedupe-kernels", "mlir::ModuleOp"> {
+  let summary = "One loop kernel per distinct body";
+  let description = [{
+    Launches of the same op on the same shapes get identical `loop.kernel`
+    functions (ResNet-18's repeated blocks: 220 kernels, many alike), and
+    each one is lowered, optimized and compiled on its own. This pass keeps
+    the first of every set of kernels that print the same apart from their
+    name, points every launch at it and erases the others.
+  }];
+  let dependentDialects = ["::trainc::kernel::KernelDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // TRAINC_CONVERSION_PASSES_TD
