@@ -397,7 +397,7 @@ RuntimeRun runInPlace(const OpCase &c, const std::string &backend,
 }
 
 void checkClose(const HostTensor &actual, const HostTensor &expected,
-                double tolerance) {
+                double tolerance, double absolute) {
   REQUIRE(actual.dtype == expected.dtype);
   REQUIRE(actual.shape == expected.shape);
   REQUIRE(actual.data.size() == expected.data.size());
@@ -411,7 +411,8 @@ void checkClose(const HostTensor &actual, const HostTensor &expected,
     double a = actual.data[i], b = expected.data[i];
     bool same = a == b || (std::isnan(a) && std::isnan(b));
     if (!same && floating && std::isfinite(a) && std::isfinite(b))
-      same = std::fabs(a - b) <= tolerance * (std::fabs(b) + 0.05 * scale);
+      same = std::fabs(a - b) <=
+             tolerance * (std::fabs(b) + 0.05 * scale) + absolute;
     if (!same && mismatches++ < 5)
       FAIL_CHECK("element " << i << ": runtime " << a << ", interpreter " << b
                             << " (scale " << scale << ")");

@@ -95,9 +95,10 @@ RuntimeRun runInPlace(const OpCase &c, const std::string &backend,
 RuntimeRun runDescriptor(const std::string &text,
                          const std::vector<HostTensor> &inputs);
 
-/// Floats: |a - b| <= tolerance * (|b| + 0.05 max|b|); integers exactly.
+/// Floats: |a - b| <= tolerance * (|b| + 0.05 max|b|) + absolute;
+/// integers exactly.
 void checkClose(const HostTensor &actual, const HostTensor &expected,
-                double tolerance = 1e-5);
+                double tolerance = 1e-5, double absolute = 0.0);
 
 /// The interpreter and each backend's kernel agree on `c`.
 void checkOp(const OpCase &c,
