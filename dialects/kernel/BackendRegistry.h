@@ -33,8 +33,9 @@ llvm::ArrayRef<BackendRule> backendRules();
 /// The backends that could ever run `kernel` (for messages and --stats).
 llvm::SmallVector<llvm::StringRef> backendsFor(llvm::StringRef kernel);
 
-/// The backend for `launch`: `requested` if given (an error explains why it
-/// cannot be), else the applicable rule of highest priority.
+/// The backend for `launch`: `requested` if given and one of its rules
+/// applies (an error explains why none does), else the applicable rule of
+/// highest priority.
 llvm::FailureOr<llvm::StringRef> chooseBackend(LaunchOp launch,
                                                llvm::StringRef requested,
                                                std::string &error);

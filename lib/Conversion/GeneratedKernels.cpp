@@ -9,7 +9,7 @@
 // in double (optimizer updates, leaky_relu's scaling) the nests do too.
 // This file: elementwise ops, data movement, reductions, softmax, and the
 // table of every builder; normalizations (layer and batch norm), the
-// losses and the optimizer updates have files of their own.
+// losses, the optimizer updates and pooling have files of their own.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/GeneratedKernels.h"
@@ -413,6 +413,8 @@ const llvm::StringMap<Builder> &builders() {
       t[name] = [kind = kind](KernelBuilder &kb) {
         return buildPointwiseLoss(kb, kind);
       };
+    t["graph.max_pool"] = buildMaxPool;
+    t["graph.max_pool_backward"] = buildMaxPoolBackward;
     return t;
   }();
   return table;

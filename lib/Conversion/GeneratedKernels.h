@@ -21,8 +21,9 @@ llvm::SmallVector<llvm::StringRef> generatedKernels();
 
 /// Fills `function`, whose entry block has one argument per operand of
 /// `launch` (inputs, then outputs), with the loop nests computing it. The
-/// builder may retype those arguments (same element type and count) and
-/// append scratch arguments; the function type is updated to match.
+/// builder may retype those arguments (another shape or element type of the
+/// same size in bytes) and append scratch arguments; the function type is
+/// updated to match.
 mlir::LogicalResult buildGeneratedKernel(kernel::LaunchOp launch,
                                          mlir::func::FuncOp function);
 

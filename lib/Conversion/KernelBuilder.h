@@ -1,7 +1,6 @@
 //===- KernelBuilder.h - writing a generated kernel ------------*- C++ -*-===//
 //
-// What the builders of GeneratedKernels.cpp, GeneratedNormKernels.cpp,
-// GeneratedLossKernels.cpp and GeneratedOptimizerKernels.cpp share: the
+// What the builders of the Generated*Kernels.cpp files share: the
 // iteration space (`Space`) of a kernel and the `KernelBuilder` that
 // retypes the kernel function's buffers and appends loop nests with their
 // default schedule. Internal to lib/Conversion.
@@ -179,9 +178,11 @@ public:
         MemRefType::get(shape, element), loc);
   }
 
-  /// Appends a loop.nest over `space` with the default schedule.
-  void nest(const Space &space, ArrayRef<Operand> inputs,
-            ArrayRef<Operand> outputs, ArrayRef<bool> reduction, Body body) {
+  /// Appends a loop.nest over `space` with the default schedule and
+  /// returns it (a builder may adjust the schedule).
+  loop::NestOp nest(const Space &space, ArrayRef<Operand> inputs,
+                    ArrayRef<Operand> outputs, ArrayRef<bool> reduction,
+                    Body body) {
     MLIRContext *context = builder.getContext();
     SmallVector<AffineMap> maps;
     SmallVector<Value> inputBuffers, outputBuffers;
@@ -214,6 +215,7 @@ public:
     SmallVector<Value> results = body(nested, loc, block->getArguments());
     loop::YieldOp::create(nested, loc, results);
     builder.setInsertionPointAfter(nestOp);
+    return nestOp;
   }
 
   /// Sets every element of `buffer` (operand `id` of `space`) to `value`.
@@ -271,6 +273,10 @@ LogicalResult buildClassLoss(KernelBuilder &kb, bool softmax);
 LogicalResult buildClassLossBackward(KernelBuilder &kb, bool softmax);
 enum class PointwiseLoss { Mse, L1, BceWithLogits };
 LogicalResult buildPointwiseLoss(KernelBuilder &kb, PointwiseLoss kind);
+/// graph.max_pool and its gradient where the windows tile the input
+/// exactly.
+LogicalResult buildMaxPool(KernelBuilder &kb);
+LogicalResult buildMaxPoolBackward(KernelBuilder &kb);
 
 } // namespace trainc::conversion
 

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RuntimeTestSupport.h"
+#include "WindowCases.h"
 
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/loop/LoopOps.h"
@@ -25,7 +26,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace trainc;
 using namespace trainc::rttest;
@@ -192,6 +195,24 @@ void checkGenerated(const OpCase &c, double tolerance = 2e-6,
   for (size_t i = 0; i < expected.size(); ++i) {
     INFO("output " << i);
     checkClose(actual[i], expected[i], tolerance, absolute);
+  }
+  ++comparedCases();
+}
+
+/// The generated kernel gives the interpreter's values exactly, and the
+/// same signs of zero.
+void checkGeneratedBits(const OpCase &c) {
+  std::vector<HostTensor> expected = interpretCase(c);
+  GeneratedRun run = runGenerated(c);
+  REQUIRE(run.checkFailure == std::nullopt);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    INFO("output " << i);
+    checkClose(run.outputs[i], expected[i], 0.0);
+    int64_t signs = 0;
+    for (size_t j = 0; j < expected[i].data.size(); ++j)
+      signs += std::signbit(run.outputs[i].data[j]) !=
+               std::signbit(expected[i].data[j]);
+    CHECK(signs == 0);
   }
   ++comparedCases();
 }
@@ -618,5 +639,82 @@ TEST_CASE("generated pointwise losses match the interpreter", "[generated]") {
              {{DType::F32, std::string(reduction) == "none" ? shape : Shape()}},
              {string("reduction", reduction)}},
             1e-4);
+  }
+}
+
+// Max pooling and its gradient only move values: the generated kernels
+// must give the interpreter's bits (the gradients route dy + 0, as the
+// reference; the inputs here have no -0). Windows that tile the input
+// (what the generated kernels cover): 1 to 4 spatial dims, a last window
+// dim of 2 (pairs of taps) and not, kernels of 1, a batch or a channel of
+// 1, an empty batch, the CNN's pools (split across threads). Inputs are
+// ReLU'd small integers, so most windows have ties (whole windows of 0),
+// and plain random numbers.
+TEST_CASE("generated max pooling and its gradient are exact, ties included",
+          "[generated]") {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{64, 32, 28, 28}, {2, 2}}, {{64, 64, 14, 14}, {2, 2}},
+      {{2, 3, 9, 9}, {3, 3}},     {{1, 5, 6, 8}, {3, 2}},
+      {{3, 1, 8, 6}, {2, 3}},     {{2, 3, 5, 7}, {1, 1}},
+      {{1, 1, 2, 2}, {2, 2}},     {{5, 4, 10, 1}, {2, 1}},
+      {{2, 3, 12}, {2}},          {{3, 2, 12}, {3}},
+      {{1, 1, 70}, {1}},          {{2, 2, 4, 6, 8}, {2, 2, 2}},
+      {{1, 2, 6, 6, 6}, {3, 1, 2}}, {{2, 1, 3, 4, 9}, {1, 2, 3}},
+      {{2, 2, 2, 4, 2, 6}, {2, 2, 1, 2}}, {{0, 3, 4, 4}, {2, 2}}};
+  for (const auto &[input, kernel] : cases) {
+    size_t rank = kernel.size();
+    PoolCase pool{DType::F32, input, kernel, kernel, Shape(2 * rank, 0),
+                  Shape(rank, 1)};
+    HostTensor ties = randomIntegers(DType::F32, input, -3, 2);
+    for (double &value : ties.data)
+      value = std::max(value, 0.0);
+    for (const HostTensor &x :
+         {ties, randomTensor(DType::F32, input, -2.0, 2.0)}) {
+      INFO(formatShape(input) << " kernel " << formatShape(kernel));
+      checkGeneratedBits({"graph.max_pool",
+                          {x},
+                          {{DType::F32, pool.output(true)}},
+                          pool.attributes(true)});
+      checkGeneratedBits({"graph.max_pool_backward",
+                          {randomTensor(DType::F32, pool.output(true)), x},
+                          {{DType::F32, input}},
+                          pool.attributes(true)});
+    }
+  }
+}
+
+TEST_CASE("generated max pooling takes NaN over numbers and -0 as 0",
+          "[generated]") {
+  // Windows of 2x2 taps, row-major: a NaN among numbers, two NaNs (the
+  // gradient goes to the last), all -inf, zeros of both signs, a +inf tie;
+  // the gradient -0 becomes 0. The forward's maximum of -0 and 0 is 0 (the
+  // reference's is the first one): values are compared, not signs.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> windows[] = {{1, nan, 3, 2},   {nan, 1, 2, nan},
+                                   {-inf, -inf, -inf, -inf},
+                                   {-0.0, 0, 0, -0.0}, {0, -0.0, -1, -2},
+                                   {inf, 5, inf, 1}};
+  for (bool pairs : {true, false}) {
+    // With pairs, each window is one row of two tap pairs; without, the
+    // taps of the window's last dim are 4 in a row (a 1x4 window).
+    Shape input = pairs ? Shape{1, 1, 2, 12} : Shape{1, 1, 1, 24};
+    Shape kernel = pairs ? Shape{2, 2} : Shape{1, 4};
+    HostTensor x = tensor(DType::F32, input, std::vector<double>(24));
+    for (auto [w, taps] : llvm::enumerate(windows))
+      for (int t = 0; t < 4; ++t) {
+        int64_t index = pairs ? (t / 2) * 12 + 2 * w + t % 2 : 4 * w + t;
+        x.data[index] = taps[t];
+      }
+    PoolCase pool{DType::F32, input, kernel, kernel, {0, 0, 0, 0}, {1, 1}};
+    HostTensor dy = randomTensor(DType::F32, pool.output(true), 1.0, 2.0);
+    dy.data[3] = -0.0;
+    checkGenerated(
+        {"graph.max_pool", {x}, {{DType::F32, dy.shape}}, pool.attributes(true)},
+        0.0);
+    checkGeneratedBits({"graph.max_pool_backward",
+                        {dy, x},
+                        {{DType::F32, input}},
+                        pool.attributes(true)});
   }
 }

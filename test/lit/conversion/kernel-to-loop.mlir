@@ -118,3 +118,68 @@ func.func @cross_entropy_gradient(%g: memref<f32>, %x: memref<256x1000xf32>, %la
   kernel.launch "graph.softmax_cross_entropy_backward"(%g, %x, %labels) -> (%dx) {backend = "generated", options = {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = "mean"}} : (memref<f32>, memref<256x1000xf32>, memref<256xi64>) -> memref<256x1000xf32>
   return
 }
+
+// -----
+
+// Max pooling's gradient, 2x2/2 windows tiling 64x32x28x28: the input seen
+// as [N*C*OH, KH, OW] pairs of taps (i64), scratch window maxima and first
+// maximal taps; the two reductions over KH have innermost tiles of exactly
+// OW = 14 lanes, the scatter of dy the default schedule; all three are
+// split across threads by window row.
+// CHECK-LABEL: func.func @max_pool_gradient(
+// CHECK: %[[MAX:.*]] = kernel.alloc : memref<28672x14xf32>
+// CHECK: %[[FIRST:.*]] = kernel.alloc : memref<28672x14xi32>
+// CHECK: kernel.launch "graph.max_pool_backward"(%{{.*}}) -> (%{{.*}}) scratch(%[[MAX]], %[[FIRST]] : {{.*}}) {backend = "generated", callee = @generated_max_pool_backward
+// CHECK: func.func private @generated_max_pool_backward(%[[DY:[^:]+]]: memref<28672x14xf32>, %[[X:[^:]+]]: memref<28672x2x14xi64>, %[[DX:[^:]+]]: memref<28672x2x14xi64>, %[[M:[^:]+]]: memref<28672x14xf32>, %[[F:[^:]+]]: memref<28672x14xi32>)
+// CHECK: loop.nest outs(%[[M]] : {{.*}})
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: loop.nest ins(%[[X]] : {{.*}}) outs(%[[M]] : {{.*}}) domain = [28672, 2, 14] schedule = <parallel = 0, tile = [1, 1, 14], vectorize = true>
+// CHECK-SAME: iterators = ["parallel", "reduction", "parallel"]
+// CHECK: arith.shrui
+// CHECK: arith.maxnumf
+// CHECK: loop.nest outs(%[[F]] : {{.*}})
+// CHECK: arith.constant 4 : i32
+// CHECK: loop.nest ins(%[[X]], %[[M]] : {{.*}}) outs(%[[F]] : {{.*}}) domain = [28672, 2, 14] schedule = <parallel = 0, tile = [1, 1, 14], vectorize = true>
+// CHECK: loop.index 1 : index
+// CHECK: arith.cmpf oeq
+// CHECK: arith.cmpf uno
+// CHECK: arith.minsi
+// CHECK: loop.nest ins(%[[DY]], %[[F]] : {{.*}}) outs(%[[DX]] : {{.*}}) domain = [28672, 2, 14] schedule = <parallel = 0, tile = [1, 1, 16], vectorize = true>
+// CHECK-SAME: iterators = ["parallel", "parallel", "parallel"]
+// CHECK: loop.index 1 : index
+// CHECK: arith.shli
+// CHECK: arith.ori
+func.func @max_pool_gradient(%dy: memref<64x32x14x14xf32>, %x: memref<64x32x28x28xf32>, %dx: memref<64x32x28x28xf32>) {
+  kernel.launch "graph.max_pool_backward"(%dy, %x) -> (%dx) {backend = "generated", options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<64x32x14x14xf32>, memref<64x32x28x28xf32>) -> memref<64x32x28x28xf32>
+  return
+}
+
+// -----
+
+// The forward over the same space: one reduction into the output.
+// CHECK-LABEL: func.func @max_pool(
+// CHECK: func.func private @generated_max_pool(%[[X:[^:]+]]: memref<28672x2x14xi64>, %[[Y:[^:]+]]: memref<28672x14xf32>)
+// CHECK: loop.nest outs(%[[Y]] : {{.*}})
+// CHECK: loop.nest ins(%[[X]] : {{.*}}) outs(%[[Y]] : {{.*}}) domain = [28672, 2, 14] schedule = <parallel = 0, tile = [1, 1, 14], vectorize = true>
+// CHECK: arith.maximumf
+// CHECK: arith.maximumf
+// CHECK-NOT: loop.nest
+func.func @max_pool(%x: memref<64x32x28x28xf32>, %y: memref<64x32x14x14xf32>) {
+  kernel.launch "graph.max_pool"(%x) -> (%y) {backend = "generated", options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<64x32x28x28xf32>) -> memref<64x32x14x14xf32>
+  return
+}
+
+// -----
+
+// 3x3/3 windows: the taps of the last dim come before its window positions
+// (innermost), read with a stride of 3: scalar loops.
+// CHECK: #[[STRIDED:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
+// CHECK-LABEL: func.func @max_pool_gradient_3x3
+// CHECK: func.func private @generated_max_pool_backward(%{{.*}}: memref<18x3xf32>, %[[X:[^:]+]]: memref<18x3x3x3xf32>
+// CHECK: loop.nest ins(%[[X]] : {{.*}}) outs({{.*}}) domain = [18, 3, 3, 3] schedule = <parallel = -1, tile = [1, 1, 1, 3], vectorize = false> attributes {indexing_maps = [#[[STRIDED]], #{{.*}}], iterators = ["parallel", "reduction", "reduction", "parallel"]}
+// CHECK: loop.index 1 : index
+// CHECK: loop.index 2 : index
+func.func @max_pool_gradient_3x3(%dy: memref<2x3x3x3xf32>, %x: memref<2x3x9x9xf32>, %dx: memref<2x3x9x9xf32>) {
+  kernel.launch "graph.max_pool_backward"(%dy, %x) -> (%dx) {backend = "generated", options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 3, 3>}} : (memref<2x3x3x3xf32>, memref<2x3x9x9xf32>) -> memref<2x3x9x9xf32>
+  return
+}

@@ -1,7 +1,8 @@
-// --trainc-dispatch: oneDNN for f32 GEMMs, convolutions and pooling, then
-// OpenBLAS, generated loop nests for f32 elementwise ops, reductions,
-// normalizations, losses and optimizer updates, the reference kernels for
-// the rest; overrides (KERNEL=BACKEND, and *=BACKEND wherever BACKEND can
+// --trainc-dispatch: oneDNN for f32 GEMMs, convolutions and pooling (but
+// generated loop nests for max pooling and its gradient where the windows
+// tile the input), then OpenBLAS, generated loop nests for f32 elementwise ops,
+// reductions, normalizations, losses and optimizer updates, the reference
+// kernels for the rest; overrides (KERNEL=BACKEND, and *=BACKEND wherever BACKEND can
 // run), and overrides that cannot be honoured.
 // RUN: trainc-opt %s --trainc-dispatch -split-input-file | FileCheck %s
 // RUN: trainc-opt %s --trainc-dispatch="overrides=gemm=reference" -split-input-file | FileCheck %s --check-prefix=FORCED
@@ -13,6 +14,7 @@
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=nll_loss=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=LOSS
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=max_pool=dnnl,avg_pool=dnnl,conv=dnnl,batch_norm_inference=dnnl" -split-input-file 2>&1 | FileCheck %s --check-prefix=WHYNOT
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=batch_norm_training=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=ONEVALUE
+// RUN: not trainc-opt %s --trainc-dispatch="overrides=max_pool_backward=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=POOLGEN
 
 // CHECK: kernel.launch "graph.gemm"{{.*}}backend = "dnnl"
 // CHECK: kernel.launch "graph.relu"{{.*}}backend = "generated"
@@ -48,6 +50,46 @@ func.func @pool(%x: memref<1x1x3x3xf32>, %y: memref<1x1x2x2xf32>, %z: memref<1x1
   kernel.launch "graph.max_pool"(%x) -> (%y) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}} : (memref<1x1x3x3xf32>) -> memref<1x1x2x2xf32>
   kernel.launch "graph.max_pool"(%x) -> (%z) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>}} : (memref<1x1x3x3xf32>) -> memref<1x1x6x6xf32>
   kernel.launch "graph.avg_pool"(%p) -> (%q) {options = {ceil_mode = true, count_include_pad = true, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<1x1x6x6xf32>) -> memref<1x1x3x3xf32>
+  return
+}
+
+// -----
+
+// Max pooling and its gradient: generated where the f32 windows tile the
+// input and are at most 2 wide along the last dim (2x2/2 on 28x28, 3x1/3x1
+// on 9x4), oneDNN for wider windows (3x3/3), overlapping windows (3x3/2) or
+// a remainder (19 = 2 * 9 + 1), the reference kernel for f64. Forcing the
+// generated backend works for any exact tiling only.
+// CHECK-LABEL: func.func @pool_backward
+// CHECK: kernel.launch "graph.max_pool"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.max_pool"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.max_pool_backward"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.max_pool_backward"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.max_pool_backward"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.max_pool_backward"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.max_pool_backward"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.max_pool_backward"{{.*}}backend = "reference"
+// POOLGEN: backend 'generated' cannot run graph.max_pool_backward here: its windows do not tile the input exactly
+func.func @pool_backward(%dy: memref<2x3x14x14xf32>, %x: memref<2x3x28x28xf32>, %dx: memref<2x3x28x28xf32>, %dy2: memref<1x2x3x4xf32>, %x2: memref<1x2x9x4xf32>, %dx2: memref<1x2x9x4xf32>, %dy3: memref<2x3x9x9xf32>, %x3: memref<2x3x27x27xf32>, %dx3: memref<2x3x27x27xf32>, %dy4: memref<2x3x13x13xf32>, %dy5: memref<2x3x9x9xf32>, %x5: memref<2x3x19x19xf32>, %dx5: memref<2x3x19x19xf32>, %dy64: memref<2x3x14x14xf64>, %x64: memref<2x3x28x28xf64>, %dx64: memref<2x3x28x28xf64>) {
+  kernel.launch "graph.max_pool"(%x) -> (%dy) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<2x3x28x28xf32>) -> memref<2x3x14x14xf32>
+  kernel.launch "graph.max_pool"(%x3) -> (%dy3) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 3, 3>}} : (memref<2x3x27x27xf32>) -> memref<2x3x9x9xf32>
+  kernel.launch "graph.max_pool_backward"(%dy, %x) -> (%dx) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<2x3x14x14xf32>, memref<2x3x28x28xf32>) -> memref<2x3x28x28xf32>
+  kernel.launch "graph.max_pool_backward"(%dy2, %x2) -> (%dx2) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 3, 1>}} : (memref<1x2x3x4xf32>, memref<1x2x9x4xf32>) -> memref<1x2x9x4xf32>
+  kernel.launch "graph.max_pool_backward"(%dy3, %x3) -> (%dx3) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 3, 3>}} : (memref<2x3x9x9xf32>, memref<2x3x27x27xf32>) -> memref<2x3x27x27xf32>
+  kernel.launch "graph.max_pool_backward"(%dy4, %x) -> (%dx) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<2x3x13x13xf32>, memref<2x3x28x28xf32>) -> memref<2x3x28x28xf32>
+  kernel.launch "graph.max_pool_backward"(%dy5, %x5) -> (%dx5) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<2x3x9x9xf32>, memref<2x3x19x19xf32>) -> memref<2x3x19x19xf32>
+  kernel.launch "graph.max_pool_backward"(%dy64, %x64) -> (%dx64) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<2x3x14x14xf64>, memref<2x3x28x28xf64>) -> memref<2x3x28x28xf64>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @pool_backward_wide
+// CHECK: kernel.launch "graph.max_pool_backward"{{.*}}backend = "dnnl"
+// POOLGEN-LABEL: func.func @pool_backward_wide
+// POOLGEN: kernel.launch "graph.max_pool_backward"{{.*}}backend = "generated"
+func.func @pool_backward_wide(%dy: memref<2x3x9x9xf32>, %x: memref<2x3x27x27xf32>, %dx: memref<2x3x27x27xf32>) {
+  kernel.launch "graph.max_pool_backward"(%dy, %x) -> (%dx) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 3, 3>}} : (memref<2x3x9x9xf32>, memref<2x3x27x27xf32>) -> memref<2x3x27x27xf32>
   return
 }
 

@@ -1,0 +1,339 @@
+//===- GeneratedPoolKernels.cpp - max pooling and its gradient ------------===//
+//
+// graph.max_pool and graph.max_pool_backward where the windows tile the
+// input exactly: strides equal to the window, no padding, no dilation,
+// every spatial extent a multiple of the window's (the 2x2/2 pools of a
+// CNN). Each input element then lies in exactly one window, so the input
+// [N, C, D1, ..., Dr] is, at no cost, [N, C, O1, K1, ..., Or, Kr]
+// (Di = Oi * Ki): window positions O and taps K. Every buffer is a
+// projected permutation of that space.
+//
+// The forward is one reduction over the taps (maximumf: a NaN wins). It
+// returns the reference's value, but where a window's maximum is zero it
+// returns +0 if any maximal tap is +0, the reference the first one's zero.
+//
+// The gradient is three nests, with two window-shaped scratch buffers:
+//
+//   max[n, c, o]   = the largest number in the window (NaNs skipped)
+//   first[n, c, o] = the first tap t (row-major in the window) with
+//                    x == max, or -1 - t for the last tap that is a NaN
+//   dx[.., o, k]   = dy[n, c, o] if t(k) is first (either encoding), else 0
+//
+// which is the reference's choice (PoolingKernels.cpp, the interpreter's
+// maxPoolArgmax): the first maximal tap, a NaN winning, the last one when
+// there are several. Ties are common (after a ReLU whole windows are 0);
+// -0 equals +0. The gradient moves values without arithmetic, except that
+// dy + 0 turns -0 into +0 as the reference's double accumulator does, so
+// the result is bit for bit the reference's.
+//
+// Layout. With the window's last tap dim Kr innermost, vectors would be Kr
+// lanes wide (7.5 ms single-threaded for the CNN's 64x32x28x28 pool,
+// measured on the loop kernels before this builder). For Kr = 2 the nests
+// read and write the input's pairs of taps as one i64 each, split in the
+// body: then the windows' last dim Or is innermost and contiguous in every
+// buffer and the nests vectorize (0.40 ms). Other Kr go before Or, read
+// strided (scalar loops). The reductions' innermost tiles divide Or
+// evenly: a masked partial tile stores the maxima, and the next window
+// row's masked load of them does not get the stored data forwarded (the
+// max nest took 0.39 ms with 16-lane tiles over Or = 14, 0.10 ms with
+// 14-lane ones).
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Conversion/KernelBuilder.h"
+
+#include <limits>
+
+namespace trainc::conversion {
+namespace {
+
+/// The window dims of an exactly tiled pooling: `windows` (O) and `taps`
+/// (K) per spatial dim.
+struct Tiling {
+  SmallVector<int64_t> windows, taps;
+};
+
+/// The tiling of `input` (f32 [N, C, D...]) by the launch's windows into
+/// `windows` ([N, C, O...]), or an error if they do not tile it exactly.
+FailureOr<Tiling> exactTiling(KernelBuilder &kb, MemRefType input,
+                              MemRefType windows) {
+  ArrayRef<int64_t> shape = input.getShape();
+  ArrayRef<int64_t> windowShape = windows.getShape();
+  auto integers = [&](StringRef name) {
+    auto array = kb.launch.getOptions().getAs<DenseI64ArrayAttr>(name);
+    return array ? array.asArrayRef() : ArrayRef<int64_t>();
+  };
+  ArrayRef<int64_t> kernel = integers("kernel_shape");
+  ArrayRef<int64_t> strides = integers("strides");
+  ArrayRef<int64_t> pads = integers("pads");
+  ArrayRef<int64_t> dilations = integers("dilations");
+  size_t rank = kernel.size();
+  auto refuse = [&] {
+    return kb.launch.emitError("the generated ")
+           << kb.launch.getKernel()
+           << " needs f32 windows that tile the input exactly";
+  };
+  if (shape.size() != rank + 2 || rank == 0 || strides != kernel ||
+      pads.size() != 2 * rank || dilations.size() != rank ||
+      windowShape.size() != shape.size() || !input.getElementType().isF32())
+    return refuse();
+  Tiling tiling;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t extent = shape[d + 2];
+    if (kernel[d] < 1 || extent % kernel[d] != 0 || pads[d] != 0 ||
+        pads[d + rank] != 0 || dilations[d] != 1 ||
+        windowShape[d + 2] != extent / kernel[d])
+      return refuse();
+    tiling.windows.push_back(extent / kernel[d]);
+    tiling.taps.push_back(kernel[d]);
+  }
+  return tiling;
+}
+
+/// Innermost tiles that divide the innermost extent as evenly as the
+/// default schedule's widest tile allows: no masked partial tile when the
+/// extent is at most that tile (see the file comment).
+void tileInnermostEvenly(loop::NestOp nest) {
+  loop::ScheduleAttr schedule = nest.getSchedule();
+  ArrayRef<int64_t> domain = nest.getDomain();
+  int64_t inner = static_cast<int64_t>(domain.size()) - 1;
+  if (inner < 0 || domain[inner] == 0 || schedule.getParallel() == inner)
+    return;
+  int64_t tiles = llvm::divideCeil(domain[inner], loop::kInnerTile);
+  SmallVector<int64_t> tile(schedule.getTile());
+  tile[inner] = std::max<int64_t>(1, llvm::divideCeil(domain[inner], tiles));
+  nest.setScheduleAttr(loop::ScheduleAttr::get(nest.getContext(),
+                                               schedule.getParallel(), tile,
+                                               schedule.getVectorize()));
+}
+
+/// The iteration space of the nests, and what their bodies need to know
+/// of it.
+struct PoolSpace {
+  Space space;
+  unsigned inputId = 0, windowId = 0;
+  /// Whether the input's elements are pairs of taps along the last window
+  /// dim, an i64 each.
+  bool pairs = false;
+  int64_t windowSize = 1;
+  /// The tap dims (as numbered before simplification) and their strides in
+  /// the row-major tap number.
+  SmallVector<std::pair<unsigned, int64_t>> tapDims;
+
+  /// The element type the nests see the input as.
+  Type inputElement(KernelBuilder &kb) const {
+    return pairs ? Type(kb.builder.getI64Type())
+                 : Type(kb.builder.getF32Type());
+  }
+
+  /// The row-major tap number of the current point (of its first tap, for
+  /// pairs), as an i32.
+  Value tap(OpBuilder &b, Location loc) const {
+    Type i32 = b.getI32Type();
+    Value tap = arith::ConstantIntOp::create(b, loc, i32, 0);
+    for (auto [original, stride] : tapDims) {
+      std::optional<unsigned> dim = space.find(original);
+      if (!dim)
+        continue; // one tap along it
+      Value index = arith::IndexCastOp::create(
+          b, loc, i32, loop::IndexOp::create(b, loc, *dim));
+      Value scaled = arith::MulIOp::create(
+          b, loc, index, arith::ConstantIntOp::create(b, loc, i32, stride));
+      tap = arith::AddIOp::create(b, loc, tap, scaled);
+    }
+    return tap;
+  }
+};
+
+/// N, C, then each spatial dim's window positions O and taps K, the input
+/// indexed by all of them in that order and the windows by N, C and the
+/// O's. The taps of the last dim come before its positions, so that the
+/// positions are innermost; pairs of them are the input's element instead.
+PoolSpace poolSpace(ArrayRef<int64_t> batchAndChannels, const Tiling &tiling) {
+  size_t rank = tiling.taps.size();
+  bool pairs = tiling.taps.back() == 2;
+  // Row-major strides of the taps in the window.
+  SmallVector<int64_t> tapStrides(rank, 1);
+  for (size_t d = rank - 1; d > 0; --d)
+    tapStrides[d - 1] = tapStrides[d] * tiling.taps[d];
+  SmallVector<int64_t> extents(batchAndChannels);
+  SmallVector<unsigned> input = {0, 1}, window = {0, 1};
+  SmallVector<std::pair<unsigned, int64_t>> tapDims;
+  for (size_t d = 0; d < rank; ++d) {
+    unsigned position = extents.size();
+    if (d + 1 == rank && pairs) {
+      extents.push_back(tiling.windows[d]);
+      input.push_back(position);
+      window.push_back(position);
+      continue;
+    }
+    unsigned tap = position + 1;
+    if (d + 1 == rank)
+      std::swap(position, tap);
+    extents.resize(extents.size() + 2);
+    extents[position] = tiling.windows[d];
+    extents[tap] = tiling.taps[d];
+    input.append({position, tap});
+    window.push_back(position);
+    tapDims.push_back({tap, tapStrides[d]});
+  }
+  PoolSpace ps{Space(extents)};
+  ps.pairs = pairs;
+  ps.windowSize = tapStrides[0] * tiling.taps[0];
+  ps.tapDims = tapDims;
+  for (auto [dim, stride] : tapDims)
+    ps.space.reduction[dim] = true;
+  ps.inputId = ps.space.add(input);
+  ps.windowId = ps.space.add(window);
+  ps.space.dropUnitDims();
+  ps.space.collapse();
+  return ps;
+}
+
+/// The taps an input element holds: itself, or the two of a pair.
+SmallVector<Value> unpack(OpBuilder &b, Location loc, const PoolSpace &ps,
+                          Value element) {
+  if (!ps.pairs)
+    return {element};
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Value high = arith::ShRUIOp::create(
+      b, loc, element,
+      arith::ConstantIntOp::create(b, loc, element.getType(), 32));
+  SmallVector<Value> taps;
+  for (Value half : {element, high})
+    taps.push_back(arith::BitcastOp::create(
+        b, loc, f32, arith::TruncIOp::create(b, loc, i32, half)));
+  return taps;
+}
+
+/// The input element holding `taps` (see unpack).
+Value pack(OpBuilder &b, Location loc, const PoolSpace &ps,
+           ArrayRef<Value> taps) {
+  if (!ps.pairs)
+    return taps[0];
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto widen = [&](Value tap) -> Value {
+    return arith::ExtUIOp::create(b, loc, i64,
+                                  arith::BitcastOp::create(b, loc, i32, tap));
+  };
+  Value high = arith::ShLIOp::create(
+      b, loc, widen(taps[1]), arith::ConstantIntOp::create(b, loc, i64, 32));
+  return arith::OrIOp::create(b, loc, widen(taps[0]), high);
+}
+
+Value i32Constant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
+}
+
+/// What the first-maximum nest records for a NaN at `tap`: -1 - tap, below
+/// every tap number, and least for the last NaN.
+Value nanCode(OpBuilder &b, Location loc, Value tap) {
+  return arith::SubIOp::create(b, loc, i32Constant(b, loc, -1), tap);
+}
+
+/// Tap number `first + offset` (the second of a pair is offset 1).
+Value nextTap(OpBuilder &b, Location loc, Value first, unsigned offset) {
+  if (offset == 0)
+    return first;
+  return arith::AddIOp::create(b, loc, first, i32Constant(b, loc, offset));
+}
+
+/// Sets `max` (window-shaped) to the maximum of each window of `input`:
+/// MaxOp is arith::MaximumFOp (a NaN wins) or arith::MaxNumFOp (NaNs are
+/// skipped).
+template <typename MaxOp>
+void windowMaxima(KernelBuilder &kb, const PoolSpace &ps, Operand input,
+                  Operand max) {
+  kb.fill(ps.space, max, -std::numeric_limits<double>::infinity());
+  tileInnermostEvenly(kb.nest(
+      ps.space, input, max, ps.space.reduction,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        // The taps first: the vectorizer recognizes a reduction by one
+        // combining op applied to the accumulator.
+        SmallVector<Value> taps = unpack(b, loc, ps, x[0]);
+        Value tapsMax = taps[0];
+        for (Value tap : ArrayRef(taps).drop_front())
+          tapsMax = MaxOp::create(b, loc, tapsMax, tap);
+        return {MaxOp::create(b, loc, x[1], tapsMax)};
+      }));
+}
+
+} // namespace
+
+LogicalResult buildMaxPool(KernelBuilder &kb) {
+  FailureOr<Tiling> tiling = exactTiling(kb, kb.inputType(0), kb.outputType(0));
+  if (failed(tiling))
+    return failure();
+  PoolSpace ps = poolSpace(kb.inputType(0).getShape().take_front(2), *tiling);
+  Operand input{kb.view(0, ps.space.shape(ps.inputId), ps.inputElement(kb)),
+                ps.inputId};
+  Operand output{kb.output(0, ps.space.shape(ps.windowId)), ps.windowId};
+  windowMaxima<arith::MaximumFOp>(kb, ps, input, output);
+  return success();
+}
+
+LogicalResult buildMaxPoolBackward(KernelBuilder &kb) {
+  FailureOr<Tiling> tiling = exactTiling(kb, kb.inputType(1), kb.inputType(0));
+  if (failed(tiling))
+    return failure();
+  PoolSpace ps = poolSpace(kb.inputType(1).getShape().take_front(2), *tiling);
+  const Space &space = ps.space;
+  Type f32 = kb.builder.getF32Type(), i32 = kb.builder.getI32Type();
+  Operand grad{kb.view(0, space.shape(ps.windowId)), ps.windowId};
+  Operand input{kb.view(1, space.shape(ps.inputId), ps.inputElement(kb)),
+                ps.inputId};
+  Operand gradInput{kb.view(2, space.shape(ps.inputId), ps.inputElement(kb)),
+                    ps.inputId};
+  Operand max{kb.scratch(space.shape(ps.windowId), f32), ps.windowId};
+  Operand first{kb.scratch(space.shape(ps.windowId), i32), ps.windowId};
+
+  windowMaxima<arith::MaxNumFOp>(kb, ps, input, max);
+
+  // Not found: the window size, above every tap number.
+  kb.fill(space, first, double(ps.windowSize));
+  tileInnermostEvenly(kb.nest(
+      space, {input, max}, first, space.reduction,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value first = ps.tap(b, loc);
+        Value result;
+        for (auto [i, value] : llvm::enumerate(unpack(b, loc, ps, x[0]))) {
+          Value tap = nextTap(b, loc, first, i);
+          Value isMax = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                              value, x[1]);
+          Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                              value, value);
+          Value code = arith::SelectOp::create(
+              b, loc, isMax, tap, i32Constant(b, loc, ps.windowSize));
+          code = arith::SelectOp::create(b, loc, isNan, nanCode(b, loc, tap),
+                                         code);
+          result = result ? arith::MinSIOp::create(b, loc, result, code) : code;
+        }
+        return {arith::MinSIOp::create(b, loc, x[2], result)};
+      }));
+
+  // The default schedule here: nothing reads dx back, so masked tiles
+  // cost nothing (and LLVM 22 fails to select the packing of 16k+4-lane
+  // vectors).
+  SmallVector<bool> parallel(space.domain.size(), false);
+  kb.nest(space, {grad, first}, gradInput, parallel,
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value zero = constant(b, loc, f32, 0.0);
+            Value gradient = arith::AddFOp::create(b, loc, x[0], zero);
+            Value first = ps.tap(b, loc);
+            SmallVector<Value> taps;
+            for (unsigned i = 0; i < (ps.pairs ? 2 : 1); ++i) {
+              Value tap = nextTap(b, loc, first, i);
+              Value isFirst = arith::OrIOp::create(
+                  b, loc,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[1],
+                                        tap),
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x[1],
+                                        nanCode(b, loc, tap)));
+              taps.push_back(
+                  arith::SelectOp::create(b, loc, isFirst, gradient, zero));
+            }
+            return {pack(b, loc, ps, taps)};
+          });
+  return success();
+}
+
+} // namespace trainc::conversion
