@@ -1,0 +1,214 @@
+//===- GeneratedKernelHarness.cpp - run a generated kernel, JIT -----------===//
+#include "GeneratedKernelHarness.h"
+
+#include "dialects/kernel/KernelOps.h"
+#include "dialects/loop/LoopOps.h"
+#include "dialects/loop/Transforms/LoopToLLVM.h"
+#include "lib/Conversion/Passes.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace trainc;
+
+namespace trainc::rttest {
+namespace {
+
+std::string memrefType(DType dtype, const Shape &shape) {
+  std::string text = "memref<";
+  for (int64_t dim : shape)
+    text += std::to_string(dim) + "x";
+  return text + dtypeName(dtype).str() + ">";
+}
+
+/// The case as one launch of the generated backend.
+std::string kernelModule(const OpCase &c) {
+  std::string arguments, inputs, outputs, inputTypes, outputTypes, options;
+  size_t index = 0;
+  auto argument = [&](DType dtype, const Shape &shape, std::string &names,
+                      std::string &types) {
+    std::string type = memrefType(dtype, shape);
+    std::string name = "%b" + std::to_string(index++);
+    arguments += (arguments.empty() ? "" : ", ") + name + ": " + type;
+    names += (names.empty() ? "" : ", ") + name;
+    types += (types.empty() ? "" : ", ") + type;
+  };
+  for (const HostTensor &input : c.inputs)
+    argument(input.dtype, input.shape, inputs, inputTypes);
+  for (const Result &result : c.results)
+    argument(result.dtype, result.shape, outputs, outputTypes);
+  for (const Attr &attribute : c.attributes)
+    options += (options.empty() ? "" : ", ") + attribute.mlir;
+  return "func.func @main(" + arguments + ") {\n  kernel.launch \"" + c.op +
+         "\"(" + inputs + ") -> (" + outputs +
+         ") {backend = \"generated\", options = {" + options + "}} : (" +
+         inputTypes + ") -> (" + outputTypes + ")\n  return\n}\n";
+}
+
+mlir::MLIRContext &context() {
+  static mlir::MLIRContext *created = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    mlir::DialectRegistry registry;
+    registry.insert<mlir::func::FuncDialect, kernel::KernelDialect,
+                    loop::LoopDialect>();
+    loop::registerLoopLoweringInterfaces(registry);
+    auto *context = new mlir::MLIRContext(registry);
+    context->loadAllAvailableDialects();
+    return context;
+  }();
+  return *created;
+}
+
+/// Calls `nest(begin, end, buffers...)` for up to 12 buffers.
+void callNest(void *address, int64_t begin, int64_t end,
+              std::vector<void *> &b) {
+  b.resize(12, nullptr);
+  using F = void (*)(int64_t, int64_t, void *, void *, void *, void *, void *,
+                     void *, void *, void *, void *, void *, void *, void *);
+  reinterpret_cast<F>(address)(begin, end, b[0], b[1], b[2], b[3], b[4], b[5],
+                               b[6], b[7], b[8], b[9], b[10], b[11]);
+}
+
+/// What a generated kernel computed.
+
+} // namespace
+
+/// Compiles and runs the case.
+GeneratedRun runGenerated(const OpCase &c) {
+  INFO(kernelModule(c));
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(kernelModule(c), &context());
+  REQUIRE(module);
+  mlir::PassManager pm(&context());
+  pm.addPass(conversion::createKernelToLoopPass());
+  REQUIRE(mlir::succeeded(pm.run(*module)));
+
+  // The buffers: inputs, outputs, then the launch's scratch.
+  kernel::LaunchOp launch;
+  module->walk([&](kernel::LaunchOp op) { launch = op; });
+  REQUIRE(launch.getCallee());
+  auto kernelFunction =
+      module->lookupSymbol<mlir::func::FuncOp>(*launch.getCallee());
+  std::vector<std::vector<unsigned char>> storage;
+  for (const HostTensor &input : c.inputs)
+    storage.push_back(toBytes(input));
+  for (mlir::Value buffer :
+       llvm::concat<mlir::Value>(launch.getOutputs(), launch.getScratch())) {
+    auto type = mlir::cast<mlir::MemRefType>(buffer.getType());
+    int64_t bytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    // Garbage, not zeros: kernels must initialize what they accumulate.
+    storage.emplace_back(type.getNumElements() * bytes, 0x7f);
+  }
+  REQUIRE(storage.size() <= 12);
+  std::vector<void *> pointers;
+  for (auto &bytes : storage)
+    pointers.push_back(bytes.data());
+  std::vector<int64_t> blocks;
+  for (loop::NestOp nest : kernelFunction.getBody().getOps<loop::NestOp>())
+    blocks.push_back(nest.getNumBlocks());
+
+  // Only the loop kernels are compiled, as in lib/Codegen.
+  auto kernels = mlir::ModuleOp::create(mlir::UnknownLoc::get(&context()));
+  mlir::OwningOpRef<mlir::ModuleOp> owner(kernels);
+  kernels.push_back(kernelFunction.clone());
+  std::string name = kernelFunction.getSymName().str();
+  std::string translateError;
+  mlir::ExecutionEngineOptions options;
+  options.llvmModuleBuilder = [&](mlir::Operation *op,
+                                  llvm::LLVMContext &llvmContext) {
+    auto translated = loop::translateLoopKernels(
+        mlir::cast<mlir::ModuleOp>(op), llvmContext);
+    if (!translated) {
+      translateError = llvm::toString(translated.takeError());
+      return std::unique_ptr<llvm::Module>();
+    }
+    return std::move(*translated);
+  };
+  auto transformer = mlir::makeOptimizingTransformer(3, 0, nullptr);
+  options.transformer = transformer;
+  auto engine = mlir::ExecutionEngine::create(kernels, options);
+  if (!engine)
+    FAIL(llvm::toString(engine.takeError()) << "\n" << translateError);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    auto address = (*engine)->lookup(loop::nestFunctionName(name, i));
+    if (!address)
+      FAIL(llvm::toString(address.takeError()));
+    if (blocks[i] > 1) {
+      int64_t split = blocks[i] / 3 + 1; // two uneven "threads"
+      callNest(*address, 0, split, pointers);
+      callNest(*address, split, blocks[i], pointers);
+    } else {
+      callNest(*address, 0, 1, pointers);
+    }
+    pointers.resize(storage.size());
+  }
+  GeneratedRun run;
+  for (size_t i = 0; i < c.results.size(); ++i)
+    run.outputs.push_back(fromBytes(c.results[i].dtype, c.results[i].shape,
+                                    storage[c.inputs.size() + i].data()));
+  if (auto check = kernelFunction->getAttrOfType<loop::CheckAttr>(
+          loop::kCheckAttrName)) {
+    int64_t status;
+    std::memcpy(&status, storage[check.getStatus()].data(), sizeof(status));
+    if (status != 0) {
+      std::string message = check.getMessage().str();
+      message.replace(message.find("{}"), 2, std::to_string(status));
+      run.checkFailure = message;
+    }
+  }
+  return run;
+}
+
+/// The generated kernel agrees with the interpreter.
+void checkGenerated(const OpCase &c, double tolerance, double absolute) {
+  std::vector<HostTensor> expected = interpretCase(c);
+  GeneratedRun run = runGenerated(c);
+  INFO(kernelModule(c));
+  REQUIRE(run.checkFailure == std::nullopt);
+  const std::vector<HostTensor> &actual = run.outputs;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    INFO("output " << i);
+    checkClose(actual[i], expected[i], tolerance, absolute);
+  }
+  ++comparedCases();
+}
+
+/// The generated kernel gives the interpreter's values exactly, and the
+/// same signs of zero.
+void checkGeneratedBits(const OpCase &c) {
+  std::vector<HostTensor> expected = interpretCase(c);
+  GeneratedRun run = runGenerated(c);
+  REQUIRE(run.checkFailure == std::nullopt);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    INFO("output " << i);
+    checkClose(run.outputs[i], expected[i], 0.0);
+    int64_t signs = 0;
+    for (size_t j = 0; j < expected[i].data.size(); ++j)
+      signs += std::signbit(run.outputs[i].data[j]) !=
+               std::signbit(expected[i].data[j]);
+    CHECK(signs == 0);
+  }
+  ++comparedCases();
+}
+
+const std::vector<Shape> kShapes = {
+    {}, {1}, {7}, {64}, {1000}, {3, 5}, {1, 37}, {17, 1}, {64, 784},
+    {2, 3, 4, 5}, {300, 257}};
+
+const std::vector<std::pair<Shape, Shape>> kBroadcastShapes = {
+    {{2, 3, 4}, {4}},   {{2, 1, 4}, {3, 1}},     {{}, {2, 3}},
+    {{5, 1}, {1, 6}},   {{3, 1, 2, 1}, {1, 4, 1, 5}},
+    {{64, 1024}, {1024}}, {{64, 1, 33}, {64, 40, 1}}, {{256, 300}, {256, 1}}};
+
+} // namespace trainc::rttest
