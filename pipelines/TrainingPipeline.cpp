@@ -26,6 +26,8 @@ void buildKernelPipeline(mlir::OpPassManager &pm,
   pm.addPass(kernel::createDispatchPass(dispatch));
   pm.addPass(kernel::createFoldTransposesPass());
   pm.addPass(kernel::createFuseActivationsPass());
+  pm.addPass(kernel::createAssignWeightLayoutsPass());
+  pm.addPass(kernel::createScheduleUpdatesPass());
   pm.addPass(conversion::createKernelToLoopPass());
   pm.addPass(conversion::createFuseElementwisePass());
   pm.addPass(conversion::createDedupeKernelsPass());

@@ -18,6 +18,13 @@ namespace trainc::kernel {
 inline constexpr llvm::StringLiteral kArenaSizeAttrName = "kernel.arena_size";
 /// Function attribute on lowered functions: the graph function it came from.
 inline constexpr llvm::StringLiteral kLoweredFromAttrName = "kernel.lowered_from";
+/// Argument attribute (i64): the argument's layout group, in which a
+/// library may keep it in a layout of its own (--trainc-assign-weight-layouts);
+/// the manifest's `layout` of the argument.
+inline constexpr llvm::StringLiteral kLayoutAttrName = "kernel.layout";
+/// Launch option (i64): the layout group of the launch's weights operand
+/// (or weight-gradient output).
+inline constexpr llvm::StringLiteral kWeightLayoutOption = "weight_layout";
 } // namespace trainc::kernel
 
 #endif

@@ -386,10 +386,14 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
       if (!name || !role)
         return llvm::createStringError("argument " + std::to_string(i) +
                                        " has no graph.name or graph.role");
-      arguments.push_back({{"name", name.str()},
-                           {"role", role.str()},
-                           {"dtype", *dtype},
-                           {"shape", type.getShape().vec()}});
+      nlohmann::json entry = {{"name", name.str()},
+                              {"role", role.str()},
+                              {"dtype", *dtype},
+                              {"shape", type.getShape().vec()}};
+      if (auto layout =
+              function.getArgAttrOfType<IntegerAttr>(i, kernel::kLayoutAttrName))
+        entry["layout"] = layout.getInt();
+      arguments.push_back(std::move(entry));
       persistentNames.insert(name.str());
     }
     auto arena = function->getAttrOfType<IntegerAttr>(kernel::kArenaSizeAttrName);

@@ -6,7 +6,9 @@
 //   i64 dims[rank], u64 n + data
 //   u64 FNV-1a hash of every byte before it
 // A checkpoint holds every persistent tensor of the session: parameters,
-// BatchNorm statistics, optimizer state, the step, seed and learning rate.
+// BatchNorm statistics, optimizer state, the step, seed and learning rate,
+// dense row-major whatever layout a library keeps them in (so a checkpoint
+// resumes on a CPU whose oneDNN prefers other layouts).
 // It is written to a temporary file in the same directory and renamed, so
 // a crash never leaves a half-written checkpoint under the final name.
 //
@@ -93,7 +95,9 @@ extern "C" trainc_status trainc_save_checkpoint(const trainc_session *session,
     put<uint32_t>(out, tensor.first.shape.size());
     for (int64_t d : tensor.first.shape)
       put<int64_t>(out, d);
-    putBytes(out, tensor.second.data(), tensor.second.size());
+    std::string dense(tensor.second.size(), '\0');
+    session->readDense(name, dense.data());
+    putBytes(out, dense.data(), dense.size());
   }
   put<uint64_t>(out, fnv1a(out));
 
@@ -137,7 +141,7 @@ extern "C" trainc_status trainc_load_checkpoint(trainc_session *session,
   if (!in.ok || count != session->persistent.size())
     return corrupt("does not hold this model's state");
   // Check everything before changing anything.
-  std::vector<std::pair<Buffer *, std::string>> updates;
+  std::vector<std::pair<std::string, std::string>> updates; // name, bytes
   for (uint32_t i = 0; i < count && in.ok; ++i) {
     std::string name = in.take(in.get<uint32_t>());
     uint32_t dtype = in.get<uint32_t>();
@@ -151,7 +155,7 @@ extern "C" trainc_status trainc_load_checkpoint(trainc_session *session,
         static_cast<uint32_t>(it->second.first.dtype) != dtype ||
         it->second.first.shape != shape || data.size() != it->second.second.size())
       return corrupt("does not match tensor '" + name + "' of this model");
-    updates.emplace_back(&it->second.second, std::move(data));
+    updates.emplace_back(name, std::move(data));
   }
   if (!in.ok || in.position != body.size())
     return corrupt("is truncated or has trailing data");
@@ -163,7 +167,7 @@ extern "C" trainc_status trainc_load_checkpoint(trainc_session *session,
                   "the checkpoint's extra data does not fit the buffer");
     std::memcpy(extra, extraBytes.data(), extraBytes.size());
   }
-  for (auto &[buffer, data] : updates)
-    std::memcpy(buffer->data(), data.data(), data.size());
+  for (auto &[name, data] : updates)
+    session->writeDense(name, data.data());
   return TRAINC_OK;
 }

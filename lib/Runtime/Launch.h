@@ -75,11 +75,29 @@ using KernelFunction = bool (*)(const Launch &launch, void *const *inputs,
 
 struct DnnlContext; // kernels/Dnnl.h: oneDNN's engine and stream
 
+/// A layout in which a library keeps a persistent tensor instead of dense
+/// row-major: oneDNN's blocked layout of a convolution's weights, chosen
+/// when the session opens for this CPU. It has exactly the dense tensor's
+/// bytes (a permutation of its elements), so an elementwise kernel (an
+/// optimizer update) runs on it unchanged. The session converts at its
+/// boundary: initial weights, parameters read or written, checkpoints,
+/// export (Session::readDense / writeDense).
+class StoredLayout {
+public:
+  virtual ~StoredLayout() = default;
+  virtual void toDense(const void *stored, void *dense) const = 0;
+  virtual void fromDense(const void *dense, void *stored) const = 0;
+};
+
 /// What the kernel libraries of one session share across its launches
 /// (oneDNN's engine and stream), created by the first prepare hook that
 /// needs it; prepared kernels keep shared references.
 struct LibraryContext {
   std::shared_ptr<DnnlContext> dnnl;
+  /// Layout groups (a launch's `weight_layout` option, the manifest's
+  /// `layout` of an argument; --trainc-assign-weight-layouts) -> the layout
+  /// the group's first prepared launch chose; null: dense.
+  std::map<int64_t, std::shared_ptr<const StoredLayout>> layouts;
 };
 
 /// What a kernel's prepare hook builds once per launch, when the session

@@ -61,7 +61,7 @@ int onnxDataType(DType dtype) {
 
 /// TensorProto { dims = 1; data_type = 2; name = 8; raw_data = 9 }.
 std::string tensorProto(const std::string &name, const OperandInfo &info,
-                        const Buffer &buffer) {
+                        const void *data) {
   std::string out;
   for (int64_t dim : info.shape) {
     putVarint(out, (1u << 3) | 0);
@@ -70,7 +70,7 @@ std::string tensorProto(const std::string &name, const OperandInfo &info,
   putVarint(out, (2u << 3) | 0);
   putVarint(out, onnxDataType(info.dtype));
   putBytesField(out, 8, name.data(), name.size());
-  putBytesField(out, 9, buffer.data(), info.bytes());
+  putBytesField(out, 9, data, info.bytes());
   return out;
 }
 
@@ -100,8 +100,9 @@ extern "C" trainc_status trainc_export_onnx(const trainc_session *session,
       return fail(TRAINC_ERROR_INTERNAL,
                   "the session has no tensor '" + name.get<std::string>() +
                       "' to export");
-    std::string tensor =
-        tensorProto(it->first, it->second.first, it->second.second);
+    std::string dense(it->second.first.bytes(), '\0');
+    session->readDense(it->first, dense.data());
+    std::string tensor = tensorProto(it->first, it->second.first, dense.data());
     putBytesField(graph, 5, tensor.data(), tensor.size()); // initializer
   }
   std::string model(reinterpret_cast<const char *>(trainc_model_onnx),

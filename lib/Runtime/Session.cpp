@@ -31,6 +31,24 @@ trainc_status fail(trainc_status status, const std::string &message) {
   return status;
 }
 
+void Session::readDense(const std::string &name, void *dense) const {
+  const Buffer &stored = persistent.at(name).second;
+  auto layout = layouts.find(name);
+  if (layout == layouts.end())
+    std::memcpy(dense, stored.data(), stored.size());
+  else
+    layout->second->toDense(stored.data(), dense);
+}
+
+void Session::writeDense(const std::string &name, const void *dense) {
+  Buffer &stored = persistent.at(name).second;
+  auto layout = layouts.find(name);
+  if (layout == layouts.end())
+    std::memcpy(stored.data(), dense, stored.size());
+  else
+    layout->second->fromDense(dense, stored.data());
+}
+
 int64_t Session::step() const {
   auto it = persistent.find("step");
   return it == persistent.end()
@@ -58,6 +76,7 @@ static bool parseFunction(const nlohmann::json &json, FunctionInfo &function,
     }
     info.type.dtype = *dtype;
     info.type.shape = argument.at("shape").get<std::vector<int64_t>>();
+    info.layout = argument.value("layout", int64_t{-1});
     function.arguments.push_back(std::move(info));
   }
   return true;
@@ -105,6 +124,27 @@ static trainc_status prepareLaunches(LaunchState &state) {
   state.libraryScratch = Buffer(scratch);
   if (scratch && !state.libraryScratch.data())
     return fail(TRAINC_ERROR_INTERNAL, "out of memory for library scratch");
+  return TRAINC_OK;
+}
+
+/// Moves the persistent tensors of layout groups whose launches chose a
+/// layout of their own (LibraryContext::layouts) into that layout.
+static trainc_status storeInLibraryLayouts(Session &session) {
+  const auto &chosen = session.launchState.libraries.layouts;
+  for (const FunctionInfo *function : {&session.trainStep, &session.eval})
+    for (const ArgumentInfo &argument : function->arguments) {
+      auto it = chosen.find(argument.layout);
+      if (it == chosen.end() || !it->second ||
+          session.layouts.count(argument.name))
+        continue;
+      Buffer &stored = session.persistent.at(argument.name).second;
+      Buffer dense(stored.size());
+      if (stored.size() && !dense.data())
+        return fail(TRAINC_ERROR_INTERNAL, "out of memory");
+      std::memcpy(dense.data(), stored.data(), stored.size());
+      session.layouts.emplace(argument.name, it->second);
+      session.writeDense(argument.name, dense.data());
+    }
   return TRAINC_OK;
 }
 
@@ -193,7 +233,9 @@ static trainc_status openSession(const trainc_session_options *options,
   // runs on the same pool and fixes its thread count when a primitive is
   // created: set it before preparing the launches.
   omp_set_num_threads(threads);
-  return prepareLaunches(session.launchState);
+  if (trainc_status status = prepareLaunches(session.launchState))
+    return status;
+  return storeInLibraryLayouts(session);
 }
 
 /// Checks a caller's tensor against the argument it feeds.
@@ -416,7 +458,7 @@ trainc_status trainc_get_parameter(const trainc_session *session,
   ArgumentInfo argument{name, "parameter", it->second.first};
   if (trainc_status status = checkTensor(out, argument))
     return status;
-  std::memcpy(out->data, it->second.second.data(), it->second.second.size());
+  session->readDense(name, out->data);
   return TRAINC_OK;
 }
 
@@ -431,7 +473,7 @@ trainc_status trainc_set_parameter(trainc_session *session, const char *name,
   ArgumentInfo argument{name, "parameter", it->second.first};
   if (trainc_status status = checkTensor(value, argument))
     return status;
-  std::memcpy(it->second.second.data(), value->data, it->second.second.size());
+  session->writeDense(name, value->data);
   return TRAINC_OK;
 }
 

@@ -20,6 +20,7 @@ namespace trainc::rt {
 struct ArgumentInfo {
   std::string name, role;
   OperandInfo type;
+  int64_t layout = -1; ///< its layout group (LibraryContext::layouts), or -1
 };
 
 struct FunctionInfo {
@@ -52,12 +53,19 @@ struct Session {
   /// Persistent tensors by name: parameters, state, constants, optimizer
   /// state, and "step", "seed", "learning_rate".
   std::map<std::string, std::pair<OperandInfo, Buffer>> persistent;
+  /// The persistent tensors a library keeps in a layout of its own; the
+  /// rest are dense row-major.
+  std::map<std::string, std::shared_ptr<const StoredLayout>> layouts;
   std::vector<std::string> parameterNames; ///< parameters + state, in order
   std::map<std::string, std::pair<OperandInfo, Buffer>> scratch; ///< outputs
   Buffer arena;
   LaunchState launchState;
 
   int64_t step() const;
+  /// Copies persistent tensor `name` (which exists) out of, or into, its
+  /// storage as dense row-major bytes, converting a library's layout.
+  void readDense(const std::string &name, void *dense) const;
+  void writeDense(const std::string &name, const void *dense);
 };
 
 /// Records `message` as this thread's last error and returns `status`.

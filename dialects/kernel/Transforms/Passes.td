@@ -61,6 +61,43 @@ def FuseActivationsPass : Pass<"trainc-fuse-activations", "mlir::ModuleOp"> {
   let dependentDialects = ["::trainc::kernel::KernelDialect"];
 }
 
+def AssignWeightLayoutsPass
+    : Pass<"trainc-assign-weight-layouts", "mlir::ModuleOp"> {
+  let summary = "Lets oneDNN keep convolution weights in its blocked layout";
+  let description = [{
+    oneDNN's convolutions want their weights in a blocked layout that
+    depends on the CPU (e.g. `OIhw16i16o`); dense weights are reordered
+    into it by every forward and backward-data launch, and the weight
+    gradient out of it, every step. A parameter may instead be stored in
+    that layout when nothing but `dnnl` convolutions (as their weights
+    operand, or the weight gradient's output) and elementwise optimizer
+    updates or copies touch it, its gradient and its optimizer state, in
+    every function it appears in. Such a parameter and every buffer an
+    update or copy connects to it form a layout group: its launches get
+    option `weight_layout = ID`, its function arguments (the parameter,
+    its optimizer state) the attribute `kernel.layout = ID`, which the
+    manifest carries. The session chooses the layout when it opens (the
+    group's forward convolution's preference, when it has no padding, so
+    sizes stay the same) and converts at its boundary (initial weights,
+    parameters read or written, checkpoints, export).
+  }];
+  let dependentDialects = ["::trainc::kernel::KernelDialect"];
+}
+def ScheduleUpdatesPass : Pass<"trainc-schedule-updates", "mlir::ModuleOp"> {
+  let summary = "Runs each optimizer update as soon as its gradient is ready";
+  let description = [{
+    The training graph computes every gradient before it updates any
+    parameter, so each gradient is written, evicted from the cache, and
+    read back from memory by its update, and every gradient buffer lives
+    until the end of the step. Each optimizer update launch (SGD, Adam,
+    Adagrad) moves up to right after the last operation it depends on: a
+    launch writing a buffer it uses, reading or writing a buffer it writes
+    (through views), or defining a value it uses; any operation other than
+    kernel allocs, views, constants and launches stays a barrier. The
+    values computed are the same; the gradient is read while it may still
+    be cached and its buffer dies early (a smaller arena).
+  }];
+}
 def DispatchPass : Pass<"trainc-dispatch", "mlir::ModuleOp"> {
   let summary = "Chooses the backend of every kernel launch";
   let description = [{

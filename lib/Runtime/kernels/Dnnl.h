@@ -10,7 +10,12 @@
 // Layouts: operands stay dense row-major at the kernel boundary (nchw,
 // oihw, ...). A primitive may be created with `any` layouts; where oneDNN
 // picks a blocked layout for this CPU, the kernel reorders into and out of
-// temporaries in the scratch memory (DnnlKernel::toLayout / like).
+// temporaries in the scratch memory (DnnlKernel::toLayout / like). The
+// exception are operands of a layout group (option `weight_layout`, set by
+// --trainc-assign-weight-layouts on convolution weights that only
+// convolutions and optimizer updates touch): those are stored in the
+// layout the group's forward convolution prefers (DnnlKernel::storedLayout),
+// so the weights and their gradient are not reordered every step.
 //
 // Threads: oneDNN runs on the process's GNU OpenMP pool and fixes the
 // thread count of a primitive when it is created, i.e. when the session
@@ -48,6 +53,16 @@ public:
   explicit DnnlKernel(LibraryContext &libraries);
 
   const dnnl::engine &engine() const { return context->engine; }
+
+  /// The layout of an operand kept in layout group `group` (the launch's
+  /// `weight_layout` option): the layout the group's first prepared launch
+  /// registered, else `preferred` when it holds exactly the bytes of
+  /// `dense` (a permutation, no padding), registered now, else `dense`
+  /// (registered as null). False with `error` set when the group was
+  /// registered for another shape.
+  bool storedLayout(int64_t group, const dnnl::memory::desc &dense,
+                    const dnnl::memory::desc &preferred,
+                    dnnl::memory::desc &stored, std::string &error);
 
   /// Memories bound to input / output `index` of the launch at run time.
   Memory input(size_t index, const dnnl::memory::desc &desc);
@@ -91,6 +106,7 @@ private:
   Memory bind(const dnnl::memory::desc &desc, Binding binding);
 
   std::shared_ptr<DnnlContext> context;
+  LibraryContext &libraries;
   std::vector<dnnl::memory> memories;
   std::vector<Binding> bindings;
   std::vector<Step> steps;

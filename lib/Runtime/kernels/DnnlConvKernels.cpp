@@ -6,7 +6,9 @@
 // exact semantics; the bias gradient is a separate reduce_sum). Each
 // primitive is created with `any` layouts, so oneDNN picks the blocked
 // layouts its fastest implementation for this CPU wants, and the kernel
-// reorders the dense row-major operands into and out of them.
+// reorders the dense row-major operands into and out of them, except
+// weights of a layout group (option `weight_layout`): those, and the
+// weight gradient, are stored in the forward primitive's layout.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Runtime/kernels/Dnnl.h"
@@ -65,6 +67,24 @@ forwardDesc(const ConvShape &conv, const DnnlConv &geometry, bool withBias,
   return {desc, attributes, engine};
 }
 
+/// The layout the weights operand (or the weight gradient) is stored in:
+/// dense, or with option `weight_layout` the layout of that group, which
+/// is the one the forward convolution prefers when it has no padding.
+bool weightLayout(const Launch &launch, DnnlKernel &kernel,
+                  const ConvShape &conv, const DnnlConv &geometry,
+                  memory::desc &weights, std::string &error) {
+  weights = plainDesc(geometry.weightShape);
+  if (!launch.has("weight_layout"))
+    return true;
+  memory::desc preferred =
+      forwardDesc(conv, geometry, false, kernel.engine()).weights_desc();
+  std::string why;
+  if (!kernel.storedLayout(launch.i64("weight_layout"), weights, preferred,
+                           weights, why))
+    return fail(launch, error, why);
+  return true;
+}
+
 bool buildConv(const Launch &launch, DnnlKernel &kernel, std::string &error) {
   ConvShape conv;
   DnnlConv geometry;
@@ -72,12 +92,14 @@ bool buildConv(const Launch &launch, DnnlKernel &kernel, std::string &error) {
       !describeConv(launch, conv, geometry, error))
     return false;
   bool withBias = launch.inputs.size() == 3;
+  memory::desc weights;
+  if (!weightLayout(launch, kernel, conv, geometry, weights, error))
+    return false;
   auto desc = forwardDesc(conv, geometry, withBias, kernel.engine(),
                           dnnlAttributes(launch));
   auto x = kernel.toLayout(kernel.input(0, plainDesc(conv.inputShape)),
                            desc.src_desc());
-  auto w = kernel.toLayout(kernel.input(1, plainDesc(geometry.weightShape)),
-                           desc.weights_desc());
+  auto w = kernel.toLayout(kernel.input(1, weights), desc.weights_desc());
   auto y = kernel.output(0, plainDesc(conv.outputShape));
   auto result = kernel.like(y, desc.dst_desc());
   std::vector<std::pair<int, DnnlKernel::Memory>> arguments = {
@@ -110,10 +132,12 @@ bool buildConvBackwardInput(const Launch &launch, DnnlKernel &kernel,
   dnnl::convolution_backward_data::primitive_desc desc(
       backward, dnnlAttributes(), kernel.engine(),
       forwardDesc(conv, geometry, false, kernel.engine()));
+  memory::desc weights;
+  if (!weightLayout(launch, kernel, conv, geometry, weights, error))
+    return false;
   auto gradOutput = kernel.toLayout(
       kernel.input(0, plainDesc(conv.outputShape)), desc.diff_dst_desc());
-  auto w = kernel.toLayout(kernel.input(1, plainDesc(geometry.weightShape)),
-                           desc.weights_desc());
+  auto w = kernel.toLayout(kernel.input(1, weights), desc.weights_desc());
   auto gradInput = kernel.output(0, plainDesc(conv.inputShape));
   auto result = kernel.like(gradInput, desc.diff_src_desc());
   kernel.add(dnnl::convolution_backward_data(desc), desc,
@@ -142,7 +166,10 @@ bool buildConvBackwardWeight(const Launch &launch, DnnlKernel &kernel,
       kernel.input(0, plainDesc(conv.outputShape)), desc.diff_dst_desc());
   auto x = kernel.toLayout(kernel.input(1, plainDesc(conv.inputShape)),
                            desc.src_desc());
-  auto gradWeight = kernel.output(0, plainDesc(geometry.weightShape));
+  memory::desc weights;
+  if (!weightLayout(launch, kernel, conv, geometry, weights, error))
+    return false;
+  auto gradWeight = kernel.output(0, weights);
   auto result = kernel.like(gradWeight, desc.diff_weights_desc());
   kernel.add(dnnl::convolution_backward_weights(desc), desc,
              {{DNNL_ARG_DIFF_DST, gradOutput},

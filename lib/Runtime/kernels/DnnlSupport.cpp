@@ -10,10 +10,76 @@ size_t alignUp(size_t bytes) {
 }
 } // namespace
 
-DnnlKernel::DnnlKernel(LibraryContext &libraries) {
+/// A persistent tensor in a blocked layout of the same size; conversions
+/// are reorders on the session's stream.
+class DnnlStoredLayout final : public StoredLayout {
+public:
+  DnnlStoredLayout(std::shared_ptr<DnnlContext> context,
+                   const dnnl::memory::desc &dense,
+                   const dnnl::memory::desc &stored)
+      : context(std::move(context)), dense(dense), stored(stored),
+        toDenseReorder(reorderDesc(stored, dense)),
+        fromDenseReorder(reorderDesc(dense, stored)) {}
+
+  void toDense(const void *from, void *to) const override {
+    convert(toDenseReorder, stored, from, dense, to);
+  }
+  void fromDense(const void *from, void *to) const override {
+    convert(fromDenseReorder, dense, from, stored, to);
+  }
+
+  bool sameDense(const dnnl::memory::desc &other) const {
+    return other == dense;
+  }
+  const dnnl::memory::desc &storedDesc() const { return stored; }
+
+private:
+  dnnl::reorder::primitive_desc reorderDesc(const dnnl::memory::desc &from,
+                                            const dnnl::memory::desc &to) {
+    dnnl::primitive_attr attributes; // a scratchpad of its own
+    return {context->engine, from, context->engine, to, attributes};
+  }
+  void convert(const dnnl::reorder &reorder, const dnnl::memory::desc &fromDesc,
+               const void *from, const dnnl::memory::desc &toDesc,
+               void *to) const {
+    dnnl::memory source(fromDesc, context->engine, const_cast<void *>(from));
+    dnnl::memory target(toDesc, context->engine, to);
+    reorder.execute(context->stream, source, target);
+    context->stream.wait();
+  }
+
+  std::shared_ptr<DnnlContext> context;
+  dnnl::memory::desc dense, stored;
+  dnnl::reorder toDenseReorder, fromDenseReorder;
+};
+
+DnnlKernel::DnnlKernel(LibraryContext &libraries) : libraries(libraries) {
   if (!libraries.dnnl)
     libraries.dnnl = std::make_shared<DnnlContext>();
   context = libraries.dnnl;
+}
+
+bool DnnlKernel::storedLayout(int64_t group, const dnnl::memory::desc &dense,
+                              const dnnl::memory::desc &preferred,
+                              dnnl::memory::desc &stored, std::string &error) {
+  auto [it, added] = libraries.layouts.try_emplace(group);
+  if (added) {
+    // Same size and no padding: a permutation of the dense elements.
+    bool padded = false;
+    for (int i = 0; i < preferred.data.ndims; ++i)
+      padded |= preferred.data.padded_dims[i] != preferred.data.dims[i];
+    if (preferred != dense && !padded &&
+        preferred.get_size() == dense.get_size())
+      it->second = std::make_shared<DnnlStoredLayout>(context, dense, preferred);
+  }
+  auto *layout = static_cast<const DnnlStoredLayout *>(it->second.get());
+  if (layout && !layout->sameDense(dense)) {
+    error = "layout group " + std::to_string(group) +
+            " holds tensors of different shapes";
+    return false;
+  }
+  stored = layout ? layout->storedDesc() : dense;
+  return true;
 }
 
 DnnlKernel::Memory DnnlKernel::bind(const dnnl::memory::desc &desc,
