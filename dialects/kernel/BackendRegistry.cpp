@@ -1,6 +1,8 @@
 //===- BackendRegistry.cpp - which backend runs a kernel launch -----------===//
 #include "dialects/kernel/BackendRegistry.h"
 
+#include <optional>
+
 using namespace mlir;
 
 namespace trainc::kernel {
@@ -134,6 +136,115 @@ static bool dnnlPool(LaunchOp launch, std::string &whyNot) {
         return false;
       }
     }
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions over small output planes (ResNet-18's last stages at CIFAR
+// size: 2x2 and 1x1). oneDNN 2.6 runs them through per-image im2col GEMMs
+// (`gemm:jit`) over every kernel tap, even taps that read only padding;
+// the openblas kernels run one GEMM over all images and only the taps that
+// read the input (lib/Runtime/kernels/OpenBlasConvKernels.cpp, BatchedConv,
+// whose runsBatched() accepts every launch these accept). Measured with
+// `trainc-runtime-tests "[dnnl][bench]"` (docs/RUNTIME.md, Dispatch).
+//===----------------------------------------------------------------------===//
+
+/// A conv's geometry from a launch: the output plane (positions per
+/// image and channel), the kernel taps, and how many taps read an input
+/// element at some output position.
+struct ConvPlane {
+  int64_t plane = 1, taps = 1, liveTaps = 1, gathered = 0;
+};
+
+/// `data` is the [N, C, D...] operand on the input side, `result` the one
+/// on the output side, `kernel` the weight shape [M, C/group, K...].
+static std::optional<ConvPlane> convPlane(LaunchOp launch,
+                                          ArrayRef<int64_t> data,
+                                          ArrayRef<int64_t> result,
+                                          ArrayRef<int64_t> kernel) {
+  size_t rank = data.size() < 3 ? 0 : data.size() - 2;
+  ArrayRef<int64_t> strides = integers(launch, "strides");
+  ArrayRef<int64_t> pads = integers(launch, "pads");
+  ArrayRef<int64_t> dilations = integers(launch, "dilations");
+  if (rank == 0 || result.size() != data.size() ||
+      kernel.size() != data.size() || strides.size() != rank ||
+      pads.size() != 2 * rank || dilations.size() != rank)
+    return std::nullopt;
+  ConvPlane conv;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t live = 0;
+    for (int64_t k = 0; k < kernel[d + 2]; ++k) {
+      bool reads = false;
+      for (int64_t o = 0; o < result[d + 2] && !reads; ++o) {
+        int64_t at = o * strides[d] - pads[d] + k * dilations[d];
+        reads = at >= 0 && at < data[d + 2];
+      }
+      live += reads;
+    }
+    conv.plane *= result[d + 2];
+    conv.taps *= kernel[d + 2];
+    conv.liveTaps *= live;
+  }
+  // What BatchedConv gathers (group 1 bounds every group count).
+  conv.gathered = (result[1] + data[1] * conv.taps) * data[0] * conv.plane;
+  return conv;
+}
+
+static bool smallPlane(const std::optional<ConvPlane> &conv,
+                       std::string &whyNot) {
+  if (!conv) {
+    whyNot = "its operands and window attributes do not match";
+    return false;
+  }
+  if (conv->plane > 4 || conv->gathered > (int64_t(1) << 24)) {
+    whyNot = "its output planes are larger than 4 positions (or its "
+             "gathered operands larger than 64 MiB)";
+    return false;
+  }
+  return true;
+}
+
+/// Weight gradients over planes of at most 4 positions with windows wider
+/// than one tap: at 2 threads 2.1 against 3.5 ms (256 channels at 2x2),
+/// 1.2 against 17.4 (512 at 1x1), 1.2 against 5.1 (2x2 to 1x1, stride 2);
+/// 1x1 windows are a tie (0.24 against 0.20).
+static bool smallPlaneConvWeight(LaunchOp launch, std::string &whyNot) {
+  if (!allFloat32(launch, whyNot))
+    return false;
+  std::optional<ConvPlane> conv =
+      convPlane(launch, shapeOf(launch.getInputs()[1]),
+                shapeOf(launch.getInputs()[0]),
+                integers(launch, "weight_shape"));
+  if (!smallPlane(conv, whyNot))
+    return false;
+  if (conv->taps == 1) {
+    whyNot = "its window is a single tap";
+    return false;
+  }
+  return true;
+}
+
+/// Forward convs and input gradients over planes of at most 4 positions
+/// where some taps read only padding (oneDNN multiplies them by zeros): at
+/// 2 threads, forward 1.2 against 2.6 ms and input gradient 1.1 against
+/// 2.0 (512 channels at 1x1), 1.0 against 1.6 and 1.1 against 1.4 (2x2 to
+/// 1x1, stride 2). Where every tap reads the input oneDNN is faster (1.5
+/// against 2.4 ms, 256 channels at 2x2).
+static bool smallPlaneConvPaddedTaps(LaunchOp launch, std::string &whyNot) {
+  if (!allFloat32(launch, whyNot))
+    return false;
+  bool forward = launch.getKernel() == "graph.conv";
+  Value x = forward ? launch.getInputs()[0] : launch.getOutputs()[0];
+  Value y = forward ? launch.getOutputs()[0] : launch.getInputs()[0];
+  std::optional<ConvPlane> conv =
+      convPlane(launch, shapeOf(x), shapeOf(y),
+                shapeOf(launch.getInputs()[1]));
+  if (!smallPlane(conv, whyNot))
+    return false;
+  if (conv->liveTaps == conv->taps) {
+    whyNot = "every kernel tap reads the input";
+    return false;
   }
   return true;
 }
@@ -276,8 +387,11 @@ llvm::ArrayRef<BackendRule> backendRules() {
       // numbers).
       {"graph.matmul", "dnnl", 20, dnnlMatmul},
       {"graph.gemm", "dnnl", 20, dnnlMatmul},
+      {"graph.conv", "openblas", 25, smallPlaneConvPaddedTaps},
       {"graph.conv", "dnnl", 20, dnnlConv},
+      {"graph.conv_backward_input", "openblas", 25, smallPlaneConvPaddedTaps},
       {"graph.conv_backward_input", "dnnl", 20, dnnlConv},
+      {"graph.conv_backward_weight", "openblas", 25, smallPlaneConvWeight},
       {"graph.conv_backward_weight", "dnnl", 20, dnnlConv},
       // Where the windows tile the input and are at most 2 wide along the
       // last dim, the generated max pooling and its gradient are faster

@@ -289,6 +289,22 @@ TEST_CASE("conv and GEMM paths give the same bits on 1 and 2 threads",
        {2, 2, 2, 2},
        {1, 1},
        1},
+      // Small output planes: one GEMM over all images (ResNet-18's
+      // last stages at CIFAR size).
+      {DType::F32,
+       {32, 128, 2, 2},
+       {256, 128, 3, 3},
+       {2, 2},
+       {1, 1, 1, 1},
+       {1, 1},
+       1},
+      {DType::F32,
+       {32, 64, 2, 2},
+       {64, 64, 3, 3},
+       {1, 1},
+       {1, 1, 1, 1},
+       {1, 1},
+       1},
   };
   for (const ConvCase &c : cases) {
     INFO(c.describe());

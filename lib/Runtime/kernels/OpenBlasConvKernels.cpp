@@ -6,7 +6,9 @@
 // Tasks are cut by shape only (see Blas.h): the forward splits columns
 // when there are few images, the input gradient splits channels (its
 // col2im writes disjoint planes), and the weight gradient sums per-chunk
-// partial gradients in chunk order.
+// partial gradients in chunk order. Convs with output planes of at most 16
+// positions instead run as one GEMM per group over all images, with only
+// the kernel taps that read the input (BatchedConv).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Runtime/kernels/Blas.h"
@@ -138,6 +140,215 @@ bool prepareGemms(const Launch &launch, const ConvShape &conv,
                        error);
 }
 
+//===----------------------------------------------------------------------===//
+// Small output planes: one GEMM over all images
+//===----------------------------------------------------------------------===//
+
+/// Whether a conv (or its gradients) runs as one GEMM over all images:
+/// output planes of at most 16 positions, where per-image GEMMs would have
+/// a dimension of at most 16, with the gathered operands under 64 MiB of
+/// elements. The dispatch rules that prefer this backend for such convs
+/// are in dialects/kernel/BackendRegistry.cpp (smallPlaneConv*); they must
+/// accept no launch this refuses.
+bool runsBatched(const ConvShape &conv) {
+  int64_t columns = conv.batch * conv.window.outputPlane;
+  int64_t elements =
+      (conv.groupOutputs + conv.groupChannels * conv.window.kernelSize) *
+      columns;
+  return conv.window.outputPlane <= 16 && elements <= (int64_t(1) << 24);
+}
+
+/// A group of a conv as one GEMM whose columns are (image, output
+/// position) pairs, N * plane of them, and whose inner dimension holds
+/// only the kernel taps that read an input element at some output
+/// position (`live`): at a 1x1 plane with padding 1, 1 of 9. The GEMMs:
+///   forward         Y [mg, cols] = W [mg, cg*live] . X [cg*live, cols]
+///   input gradient  X [cg*live, cols] = W^T . dY [mg, cols]
+///   weight gradient W [mg, cg*live] = dY . X^T
+/// The gathers and scatters below convert between these and the tensors;
+/// each is split across images (or output channels), writing disjoint
+/// elements, so results do not depend on the thread count.
+struct BatchedConv {
+  const ConvShape &conv;
+  const Window &win;
+  std::vector<int64_t> taps;
+  int64_t live, mg, cg, ks, plane, columns;
+
+  explicit BatchedConv(const ConvShape &shape)
+      : conv(shape), win(shape.window), mg(shape.groupOutputs),
+        cg(shape.groupChannels), ks(shape.window.kernelSize),
+        plane(shape.window.outputPlane),
+        columns(shape.batch * shape.window.outputPlane) {
+    for (int64_t kf = 0; kf < ks; ++kf) {
+      bool reads = false;
+      forEachTapRun(
+          win, kf, 0, plane,
+          [&](int64_t, int64_t, int64_t, int64_t) { reads = true; },
+          [](int64_t, int64_t) {});
+      if (reads)
+        taps.push_back(kf);
+    }
+    live = static_cast<int64_t>(taps.size());
+  }
+  bool allTapsLive() const { return live == ks; }
+  bool parallel(int64_t elements) const {
+    return conv.batch > 1 && elements >= kParallelElements;
+  }
+
+  /// cols [cg * live, columns] <- group g of the input x [N, C, ...].
+  template <typename T> void gatherInput(const T *x, int64_t g, T *cols) const {
+#pragma omp parallel for schedule(static) if (parallel(cg * live * columns))
+    for (int64_t n = 0; n < conv.batch; ++n) {
+      const T *in = x + (n * conv.channels + g * cg) * win.inputPlane;
+      for (int64_t c = 0; c < cg; ++c)
+        for (int64_t l = 0; l < live; ++l) {
+          T *row = cols + (c * live + l) * columns + n * plane;
+          const T *channel = in + c * win.inputPlane;
+          forEachTapRun(
+              win, taps[l], 0, plane,
+              [&](int64_t column, int64_t length, int64_t at, int64_t step) {
+                for (int64_t i = 0; i < length; ++i)
+                  row[column + i] = channel[at + i * step];
+              },
+              [&](int64_t column, int64_t length) {
+                std::fill_n(row + column, length, T(0));
+              });
+        }
+    }
+  }
+
+  /// x [N, C, ...] group g <- the sum of cols [cg * live, columns] over
+  /// the taps (the input gradient; overwrites the group's planes).
+  template <typename T>
+  void scatterInput(const T *cols, int64_t g, T *x) const {
+#pragma omp parallel for schedule(static) if (parallel(cg * live * columns))
+    for (int64_t n = 0; n < conv.batch; ++n) {
+      T *out = x + (n * conv.channels + g * cg) * win.inputPlane;
+      std::fill(out, out + cg * win.inputPlane, T(0));
+      for (int64_t c = 0; c < cg; ++c)
+        for (int64_t l = 0; l < live; ++l) {
+          const T *row = cols + (c * live + l) * columns + n * plane;
+          T *channel = out + c * win.inputPlane;
+          forEachTapRun(
+              win, taps[l], 0, plane,
+              [&](int64_t column, int64_t length, int64_t at, int64_t step) {
+                for (int64_t i = 0; i < length; ++i)
+                  channel[at + i * step] += row[column + i];
+              },
+              [](int64_t, int64_t) {});
+        }
+    }
+  }
+
+  /// rows [mg, columns] <- group g of y [N, M, ...] (an output gradient).
+  template <typename T>
+  void gatherOutput(const T *y, int64_t g, T *rows) const {
+#pragma omp parallel for schedule(static) if (parallel(mg * columns))
+    for (int64_t n = 0; n < conv.batch; ++n) {
+      const T *from = y + (n * conv.outChannels + g * mg) * plane;
+      for (int64_t m = 0; m < mg; ++m)
+        std::copy_n(from + m * plane, plane, rows + m * columns + n * plane);
+    }
+  }
+
+  /// y [N, M, ...] group g <- rows [mg, columns] (+ bias, if any).
+  template <typename T>
+  void scatterOutput(const T *rows, const T *bias, int64_t g, T *y) const {
+#pragma omp parallel for schedule(static) if (parallel(mg * columns))
+    for (int64_t n = 0; n < conv.batch; ++n) {
+      T *to = y + (n * conv.outChannels + g * mg) * plane;
+      for (int64_t m = 0; m < mg; ++m) {
+        const T *from = rows + m * columns + n * plane;
+        T shift = bias ? bias[g * mg + m] : T(0);
+        for (int64_t p = 0; p < plane; ++p)
+          to[m * plane + p] = from[p] + shift;
+      }
+    }
+  }
+
+  /// compact [mg, cg * live] <- the live taps of group g of w [M, cg, K...].
+  template <typename T>
+  void gatherWeight(const T *w, int64_t g, T *compact) const {
+    const T *from = w + g * mg * cg * ks;
+#pragma omp parallel for schedule(static) if (mg * cg * ks >= kParallelElements)
+    for (int64_t r = 0; r < mg * cg; ++r)
+      for (int64_t l = 0; l < live; ++l)
+        compact[r * live + l] = from[r * ks + taps[l]];
+  }
+
+  /// Group g of w <- compact [mg, cg * live], zero at the other taps.
+  template <typename T>
+  void scatterWeight(const T *compact, int64_t g, T *w) const {
+    T *to = w + g * mg * cg * ks;
+#pragma omp parallel for schedule(static) if (mg * cg * ks >= kParallelElements)
+    for (int64_t r = 0; r < mg * cg; ++r) {
+      std::fill_n(to + r * ks, ks, T(0));
+      for (int64_t l = 0; l < live; ++l)
+        to[r * ks + taps[l]] = compact[r * live + l];
+    }
+  }
+};
+
+template <typename T>
+void convBatched(const ConvShape &conv, const T *x, const T *w, const T *bias,
+                 T *y) {
+  BatchedConv b(conv);
+  int64_t inner = b.cg * b.live;
+  std::vector<T> cols(inner * b.columns), rows(b.mg * b.columns);
+  std::vector<T> compact(b.allTapsLive() ? 0 : b.mg * inner);
+  for (int64_t g = 0; g < conv.group; ++g) {
+    const T *weights = w + g * b.mg * b.cg * b.ks;
+    if (!b.allTapsLive()) {
+      b.gatherWeight(w, g, compact.data());
+      weights = compact.data();
+    }
+    b.gatherInput(x, g, cols.data());
+    blas::parallelGemm<T>(false, false, b.mg, b.columns, inner, 1, weights,
+                          inner, cols.data(), b.columns, 0, rows.data(),
+                          b.columns);
+    b.scatterOutput(rows.data(), bias, g, y);
+  }
+}
+
+template <typename T>
+void convBackwardInputBatched(const ConvShape &conv, const T *dy, const T *w,
+                              T *dx) {
+  BatchedConv b(conv);
+  int64_t inner = b.cg * b.live;
+  std::vector<T> cols(inner * b.columns), rows(b.mg * b.columns);
+  std::vector<T> compact(b.allTapsLive() ? 0 : b.mg * inner);
+  for (int64_t g = 0; g < conv.group; ++g) {
+    const T *weights = w + g * b.mg * b.cg * b.ks;
+    if (!b.allTapsLive()) {
+      b.gatherWeight(w, g, compact.data());
+      weights = compact.data();
+    }
+    b.gatherOutput(dy, g, rows.data());
+    blas::parallelGemm<T>(true, false, inner, b.columns, b.mg, 1, weights,
+                          inner, rows.data(), b.columns, 0, cols.data(),
+                          b.columns);
+    b.scatterInput(cols.data(), g, dx);
+  }
+}
+
+template <typename T>
+void convBackwardWeightBatched(const ConvShape &conv, const T *dy, const T *x,
+                               T *dw) {
+  BatchedConv b(conv);
+  int64_t inner = b.cg * b.live;
+  std::vector<T> cols(inner * b.columns), rows(b.mg * b.columns);
+  std::vector<T> compact(b.allTapsLive() ? 0 : b.mg * inner);
+  for (int64_t g = 0; g < conv.group; ++g) {
+    b.gatherOutput(dy, g, rows.data());
+    b.gatherInput(x, g, cols.data());
+    T *target = b.allTapsLive() ? dw + g * b.mg * inner : compact.data();
+    blas::parallelGemm<T>(false, true, b.mg, inner, b.columns, 1, rows.data(),
+                          b.columns, cols.data(), b.columns, 0, target, inner);
+    if (!b.allTapsLive())
+      b.scatterWeight(compact.data(), g, dw);
+  }
+}
+
 bool convKernel(const Launch &launch, void *const *inputs, void *const *outputs,
                 std::string &error) {
   ConvShape conv;
@@ -151,6 +362,10 @@ bool convKernel(const Launch &launch, void *const *inputs, void *const *outputs,
     const T *w = static_cast<const T *>(inputs[1]);
     const T *bias = hasBias ? static_cast<const T *>(inputs[2]) : nullptr;
     T *y = static_cast<T *>(outputs[0]);
+    if (runsBatched(conv)) {
+      convBatched(conv, x, w, bias, y);
+      return true;
+    }
     const Window &win = conv.window;
     int64_t groups = conv.group, mg = conv.groupOutputs;
     int64_t rows = conv.groupChannels * win.kernelSize;
@@ -208,6 +423,10 @@ bool convBackwardInputKernel(const Launch &launch, void *const *inputs,
     const T *dy = static_cast<const T *>(inputs[0]);
     const T *w = static_cast<const T *>(inputs[1]);
     T *dx = static_cast<T *>(outputs[0]);
+    if (runsBatched(conv)) {
+      convBackwardInputBatched(conv, dy, w, dx);
+      return true;
+    }
     const Window &win = conv.window;
     int64_t groups = conv.group, mg = conv.groupOutputs;
     int64_t cg = conv.groupChannels, ks = win.kernelSize;
@@ -264,6 +483,10 @@ bool convBackwardWeightKernel(const Launch &launch, void *const *inputs,
     const T *dy = static_cast<const T *>(inputs[0]);
     const T *x = static_cast<const T *>(inputs[1]);
     T *dw = static_cast<T *>(outputs[0]);
+    if (runsBatched(conv)) {
+      convBackwardWeightBatched(conv, dy, x, dw);
+      return true;
+    }
     const Window &win = conv.window;
     int64_t groups = conv.group, mg = conv.groupOutputs;
     int64_t rows = conv.groupChannels * win.kernelSize;
