@@ -42,9 +42,7 @@ bool isConvWritingWeights(LaunchOp launch) {
 
 /// Launches that treat every non-scalar operand elementwise alike.
 bool isElementwiseUpdate(LaunchOp launch) {
-  StringRef kernel = launch.getKernel();
-  return kernel == "graph.sgd_update" || kernel == "graph.adam_update" ||
-         kernel == "graph.adagrad_update" || kernel == "runtime.copy";
+  return isOptimizerUpdate(launch) || launch.getKernel() == "runtime.copy";
 }
 
 bool isScalar(Value value) {

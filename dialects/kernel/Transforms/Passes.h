@@ -18,6 +18,14 @@ namespace trainc::kernel {
 /// Bytes a buffer of `type` occupies (f32: 4 per element, i1: 1).
 int64_t bufferBytes(mlir::MemRefType type);
 
+/// An optimizer's update of one parameter and its state (SGD, Adam,
+/// Adagrad): elementwise over every non-scalar operand, run once per step.
+inline bool isOptimizerUpdate(LaunchOp launch) {
+  llvm::StringRef kernel = launch.getKernel();
+  return kernel == "graph.sgd_update" || kernel == "graph.adam_update" ||
+         kernel == "graph.adagrad_update";
+}
+
 } // namespace trainc::kernel
 
 #endif

@@ -21,12 +21,6 @@ using namespace trainc::kernel;
 
 namespace {
 
-bool isOptimizerUpdate(LaunchOp launch) {
-  StringRef kernel = launch.getKernel();
-  return kernel == "graph.sgd_update" || kernel == "graph.adam_update" ||
-         kernel == "graph.adagrad_update";
-}
-
 /// The buffer `value` is a view of (itself if none).
 Value rootOf(Value value) {
   while (auto view = value.getDefiningOp<ViewOp>())
