@@ -1,6 +1,7 @@
 // --trainc-dispatch: oneDNN for f32 GEMMs, convolutions and pooling (but
 // generated loop nests for max pooling and its gradient where the windows
-// tile the input), then OpenBLAS, generated loop nests for f32 elementwise ops,
+// tile the input, and OpenBLAS for some convolutions over output planes of
+// at most 4 positions), then OpenBLAS, generated loop nests for f32 elementwise ops,
 // reductions, normalizations, losses and optimizer updates, the reference
 // kernels for the rest; overrides (KERNEL=BACKEND, and *=BACKEND wherever BACKEND can
 // run), and overrides that cannot be honoured.
@@ -103,6 +104,34 @@ func.func @pool_backward_wide(%dy: memref<2x3x9x9xf32>, %x: memref<2x3x27x27xf32
 func.func @conv(%x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3x3x3xf32>, %x4: memref<1x2x2x2x2x2xf32>, %w4: memref<3x2x1x1x1x1xf32>, %y4: memref<1x3x2x2x2x2xf32>) {
   kernel.launch "graph.conv"(%x, %w) -> (%y) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}} : (memref<1x2x5x5xf32>, memref<3x2x3x3xf32>) -> memref<1x3x3x3xf32>
   kernel.launch "graph.conv"(%x4, %w4) -> (%y4) {options = {dilations = array<i64: 1, 1, 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>, strides = array<i64: 1, 1, 1, 1>}} : (memref<1x2x2x2x2x2xf32>, memref<3x2x1x1x1x1xf32>) -> memref<1x3x2x2x2x2xf32>
+  return
+}
+
+// -----
+
+// Convolutions over output planes of at most 4 positions: OpenBLAS (one
+// GEMM over all images) for the weight gradient of windows wider than one
+// tap, and for the forward and input gradient only where some tap reads
+// only padding (1x1 with a 3x3 window and padding 1); oneDNN where every
+// tap reads the input (2x2), for 1x1 windows and for larger planes (3x3).
+// CHECK-LABEL: func.func @small_plane_conv
+// CHECK: kernel.launch "graph.conv"{{.*}}backend = "openblas"
+// CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "openblas"
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "openblas"
+// CHECK: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "openblas"
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
+func.func @small_plane_conv(%x1: memref<4x8x1x1xf32>, %w: memref<8x8x3x3xf32>, %y1: memref<4x8x1x1xf32>, %dx1: memref<4x8x1x1xf32>, %dw: memref<8x8x3x3xf32>, %x2: memref<4x8x2x2xf32>, %y2: memref<4x8x2x2xf32>, %dx2: memref<4x8x2x2xf32>, %dw2: memref<8x8x3x3xf32>, %w1: memref<8x8x1x1xf32>, %dw1: memref<8x8x1x1xf32>, %x3: memref<4x8x3x3xf32>, %dw3: memref<8x8x3x3xf32>) {
+  kernel.launch "graph.conv"(%x1, %w) -> (%y1) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<4x8x1x1xf32>, memref<8x8x3x3xf32>) -> memref<4x8x1x1xf32>
+  kernel.launch "graph.conv_backward_input"(%y1, %w) -> (%dx1) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, input_shape = array<i64: 4, 8, 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<4x8x1x1xf32>, memref<8x8x3x3xf32>) -> memref<4x8x1x1xf32>
+  kernel.launch "graph.conv_backward_weight"(%y1, %x1) -> (%dw) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 8, 8, 3, 3>}} : (memref<4x8x1x1xf32>, memref<4x8x1x1xf32>) -> memref<8x8x3x3xf32>
+  kernel.launch "graph.conv"(%x2, %w) -> (%y2) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<4x8x2x2xf32>, memref<8x8x3x3xf32>) -> memref<4x8x2x2xf32>
+  kernel.launch "graph.conv_backward_input"(%y2, %w) -> (%dx2) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, input_shape = array<i64: 4, 8, 2, 2>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<4x8x2x2xf32>, memref<8x8x3x3xf32>) -> memref<4x8x2x2xf32>
+  kernel.launch "graph.conv_backward_weight"(%y2, %x2) -> (%dw2) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 8, 8, 3, 3>}} : (memref<4x8x2x2xf32>, memref<4x8x2x2xf32>) -> memref<8x8x3x3xf32>
+  kernel.launch "graph.conv_backward_weight"(%y2, %x2) -> (%dw1) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, weight_shape = array<i64: 8, 8, 1, 1>}} : (memref<4x8x2x2xf32>, memref<4x8x2x2xf32>) -> memref<8x8x1x1xf32>
+  kernel.launch "graph.conv_backward_weight"(%x3, %x3) -> (%dw3) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 8, 8, 3, 3>}} : (memref<4x8x3x3xf32>, memref<4x8x3x3xf32>) -> memref<8x8x3x3xf32>
   return
 }
 
