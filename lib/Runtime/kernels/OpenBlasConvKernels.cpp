@@ -161,18 +161,22 @@ bool runsBatched(const ConvShape &conv) {
 /// A group of a conv as one GEMM whose columns are (image, output
 /// position) pairs, N * plane of them, and whose inner dimension holds
 /// only the kernel taps that read an input element at some output
-/// position (`live`): at a 1x1 plane with padding 1, 1 of 9. The GEMMs:
-///   forward         Y [mg, cols] = W [mg, cg*live] . X [cg*live, cols]
-///   input gradient  X [cg*live, cols] = W^T . dY [mg, cols]
-///   weight gradient W [mg, cg*live] = dY . X^T
-/// The gathers and scatters below convert between these and the tensors;
-/// each is split across images (or output channels), writing disjoint
-/// elements, so results do not depend on the thread count.
-struct BatchedConv {
+/// position (`live`): at a 1x1 plane with padding 1, 1 of 9. With `cols`
+/// the input's taps [cg * live, columns] and `rows` an output-side tensor
+/// [mg, columns], the GEMMs are
+///   forward         rows = W [mg, cg * live] . cols
+///   input gradient  cols = W^T . rows
+///   weight gradient W = rows . cols^T
+/// The gathers and scatters convert between these and the tensors; each is
+/// split across images (or weight rows), writing disjoint elements, so
+/// results do not depend on the thread count.
+template <typename T> struct BatchedConv {
   const ConvShape &conv;
   const Window &win;
   std::vector<int64_t> taps;
-  int64_t live, mg, cg, ks, plane, columns;
+  int64_t live, mg, cg, ks, plane, columns, inner;
+  std::vector<T> cols, rows;
+  std::vector<T> compact; ///< W's live taps [mg, cg * live], if not all are
 
   explicit BatchedConv(const ConvShape &shape)
       : conv(shape), win(shape.window), mg(shape.groupOutputs),
@@ -189,20 +193,23 @@ struct BatchedConv {
         taps.push_back(kf);
     }
     live = static_cast<int64_t>(taps.size());
+    inner = cg * live;
+    cols.resize(inner * columns);
+    rows.resize(mg * columns);
+    compact.resize(live == ks ? 0 : mg * inner);
   }
-  bool allTapsLive() const { return live == ks; }
   bool parallel(int64_t elements) const {
     return conv.batch > 1 && elements >= kParallelElements;
   }
 
-  /// cols [cg * live, columns] <- group g of the input x [N, C, ...].
-  template <typename T> void gatherInput(const T *x, int64_t g, T *cols) const {
-#pragma omp parallel for schedule(static) if (parallel(cg * live * columns))
+  /// cols <- group g of the input x [N, C, ...].
+  void gatherInput(const T *x, int64_t g) {
+#pragma omp parallel for schedule(static) if (parallel(inner * columns))
     for (int64_t n = 0; n < conv.batch; ++n) {
       const T *in = x + (n * conv.channels + g * cg) * win.inputPlane;
       for (int64_t c = 0; c < cg; ++c)
         for (int64_t l = 0; l < live; ++l) {
-          T *row = cols + (c * live + l) * columns + n * plane;
+          T *row = cols.data() + (c * live + l) * columns + n * plane;
           const T *channel = in + c * win.inputPlane;
           forEachTapRun(
               win, taps[l], 0, plane,
@@ -217,17 +224,16 @@ struct BatchedConv {
     }
   }
 
-  /// x [N, C, ...] group g <- the sum of cols [cg * live, columns] over
-  /// the taps (the input gradient; overwrites the group's planes).
-  template <typename T>
-  void scatterInput(const T *cols, int64_t g, T *x) const {
-#pragma omp parallel for schedule(static) if (parallel(cg * live * columns))
+  /// Group g of x [N, C, ...] <- cols summed over the taps (the input
+  /// gradient; overwrites the group's planes).
+  void scatterInput(int64_t g, T *x) const {
+#pragma omp parallel for schedule(static) if (parallel(inner * columns))
     for (int64_t n = 0; n < conv.batch; ++n) {
       T *out = x + (n * conv.channels + g * cg) * win.inputPlane;
       std::fill(out, out + cg * win.inputPlane, T(0));
       for (int64_t c = 0; c < cg; ++c)
         for (int64_t l = 0; l < live; ++l) {
-          const T *row = cols + (c * live + l) * columns + n * plane;
+          const T *row = cols.data() + (c * live + l) * columns + n * plane;
           T *channel = out + c * win.inputPlane;
           forEachTapRun(
               win, taps[l], 0, plane,
@@ -240,25 +246,24 @@ struct BatchedConv {
     }
   }
 
-  /// rows [mg, columns] <- group g of y [N, M, ...] (an output gradient).
-  template <typename T>
-  void gatherOutput(const T *y, int64_t g, T *rows) const {
+  /// rows <- group g of y [N, M, ...] (an output gradient).
+  void gatherOutput(const T *y, int64_t g) {
 #pragma omp parallel for schedule(static) if (parallel(mg * columns))
     for (int64_t n = 0; n < conv.batch; ++n) {
       const T *from = y + (n * conv.outChannels + g * mg) * plane;
       for (int64_t m = 0; m < mg; ++m)
-        std::copy_n(from + m * plane, plane, rows + m * columns + n * plane);
+        std::copy_n(from + m * plane, plane,
+                    rows.data() + m * columns + n * plane);
     }
   }
 
-  /// y [N, M, ...] group g <- rows [mg, columns] (+ bias, if any).
-  template <typename T>
-  void scatterOutput(const T *rows, const T *bias, int64_t g, T *y) const {
+  /// Group g of y [N, M, ...] <- rows (+ bias, if any).
+  void scatterOutput(const T *bias, int64_t g, T *y) const {
 #pragma omp parallel for schedule(static) if (parallel(mg * columns))
     for (int64_t n = 0; n < conv.batch; ++n) {
       T *to = y + (n * conv.outChannels + g * mg) * plane;
       for (int64_t m = 0; m < mg; ++m) {
-        const T *from = rows + m * columns + n * plane;
+        const T *from = rows.data() + m * columns + n * plane;
         T shift = bias ? bias[g * mg + m] : T(0);
         for (int64_t p = 0; p < plane; ++p)
           to[m * plane + p] = from[p] + shift;
@@ -266,19 +271,28 @@ struct BatchedConv {
     }
   }
 
-  /// compact [mg, cg * live] <- the live taps of group g of w [M, cg, K...].
-  template <typename T>
-  void gatherWeight(const T *w, int64_t g, T *compact) const {
+  /// Group g of w [M, cg, K...] as [mg, cg * live]: w itself when every tap
+  /// is live, else its live taps gathered into `compact`.
+  const T *liveWeights(const T *w, int64_t g) {
     const T *from = w + g * mg * cg * ks;
+    if (compact.empty())
+      return from;
 #pragma omp parallel for schedule(static) if (mg * cg * ks >= kParallelElements)
     for (int64_t r = 0; r < mg * cg; ++r)
       for (int64_t l = 0; l < live; ++l)
         compact[r * live + l] = from[r * ks + taps[l]];
+    return compact.data();
   }
 
-  /// Group g of w <- compact [mg, cg * live], zero at the other taps.
-  template <typename T>
-  void scatterWeight(const T *compact, int64_t g, T *w) const {
+  /// Where the weight gradient of group g is computed: w itself when every
+  /// tap is live, else `compact` (then scatterWeight).
+  T *weightGradient(T *w, int64_t g) {
+    return compact.empty() ? w + g * mg * cg * ks : compact.data();
+  }
+  /// Group g of w <- compact, zero at the taps that read only padding.
+  void scatterWeight(int64_t g, T *w) const {
+    if (compact.empty())
+      return;
     T *to = w + g * mg * cg * ks;
 #pragma omp parallel for schedule(static) if (mg * cg * ks >= kParallelElements)
     for (int64_t r = 0; r < mg * cg; ++r) {
@@ -292,60 +306,42 @@ struct BatchedConv {
 template <typename T>
 void convBatched(const ConvShape &conv, const T *x, const T *w, const T *bias,
                  T *y) {
-  BatchedConv b(conv);
-  int64_t inner = b.cg * b.live;
-  std::vector<T> cols(inner * b.columns), rows(b.mg * b.columns);
-  std::vector<T> compact(b.allTapsLive() ? 0 : b.mg * inner);
+  BatchedConv<T> b(conv);
   for (int64_t g = 0; g < conv.group; ++g) {
-    const T *weights = w + g * b.mg * b.cg * b.ks;
-    if (!b.allTapsLive()) {
-      b.gatherWeight(w, g, compact.data());
-      weights = compact.data();
-    }
-    b.gatherInput(x, g, cols.data());
-    blas::parallelGemm<T>(false, false, b.mg, b.columns, inner, 1, weights,
-                          inner, cols.data(), b.columns, 0, rows.data(),
+    const T *weights = b.liveWeights(w, g);
+    b.gatherInput(x, g);
+    blas::parallelGemm<T>(false, false, b.mg, b.columns, b.inner, 1, weights,
+                          b.inner, b.cols.data(), b.columns, 0, b.rows.data(),
                           b.columns);
-    b.scatterOutput(rows.data(), bias, g, y);
+    b.scatterOutput(bias, g, y);
   }
 }
 
 template <typename T>
 void convBackwardInputBatched(const ConvShape &conv, const T *dy, const T *w,
                               T *dx) {
-  BatchedConv b(conv);
-  int64_t inner = b.cg * b.live;
-  std::vector<T> cols(inner * b.columns), rows(b.mg * b.columns);
-  std::vector<T> compact(b.allTapsLive() ? 0 : b.mg * inner);
+  BatchedConv<T> b(conv);
   for (int64_t g = 0; g < conv.group; ++g) {
-    const T *weights = w + g * b.mg * b.cg * b.ks;
-    if (!b.allTapsLive()) {
-      b.gatherWeight(w, g, compact.data());
-      weights = compact.data();
-    }
-    b.gatherOutput(dy, g, rows.data());
-    blas::parallelGemm<T>(true, false, inner, b.columns, b.mg, 1, weights,
-                          inner, rows.data(), b.columns, 0, cols.data(),
+    const T *weights = b.liveWeights(w, g);
+    b.gatherOutput(dy, g);
+    blas::parallelGemm<T>(true, false, b.inner, b.columns, b.mg, 1, weights,
+                          b.inner, b.rows.data(), b.columns, 0, b.cols.data(),
                           b.columns);
-    b.scatterInput(cols.data(), g, dx);
+    b.scatterInput(g, dx);
   }
 }
 
 template <typename T>
 void convBackwardWeightBatched(const ConvShape &conv, const T *dy, const T *x,
                                T *dw) {
-  BatchedConv b(conv);
-  int64_t inner = b.cg * b.live;
-  std::vector<T> cols(inner * b.columns), rows(b.mg * b.columns);
-  std::vector<T> compact(b.allTapsLive() ? 0 : b.mg * inner);
+  BatchedConv<T> b(conv);
   for (int64_t g = 0; g < conv.group; ++g) {
-    b.gatherOutput(dy, g, rows.data());
-    b.gatherInput(x, g, cols.data());
-    T *target = b.allTapsLive() ? dw + g * b.mg * inner : compact.data();
-    blas::parallelGemm<T>(false, true, b.mg, inner, b.columns, 1, rows.data(),
-                          b.columns, cols.data(), b.columns, 0, target, inner);
-    if (!b.allTapsLive())
-      b.scatterWeight(compact.data(), g, dw);
+    b.gatherOutput(dy, g);
+    b.gatherInput(x, g);
+    blas::parallelGemm<T>(false, true, b.mg, b.inner, b.columns, 1,
+                          b.rows.data(), b.columns, b.cols.data(), b.columns,
+                          0, b.weightGradient(dw, g), b.inner);
+    b.scatterWeight(g, dw);
   }
 }
 
