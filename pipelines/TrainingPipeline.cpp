@@ -18,7 +18,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 }
 
 void buildKernelPipeline(mlir::OpPassManager &pm,
-                         llvm::ArrayRef<std::string> dispatchOverrides) {
+                         llvm::ArrayRef<std::string> dispatchOverrides,
+                         int64_t vectorLanes) {
   pm.addPass(mlir::createInlinerPass());
   pm.addPass(kernel::createLowerToKernelPass());
   kernel::DispatchPassOptions dispatch;
@@ -30,8 +31,12 @@ void buildKernelPipeline(mlir::OpPassManager &pm,
   // weights, docs/RUNTIME.md "Layouts") measured ~8% slower on ResNet-18
   // (batch 32, 2 threads: 185 against 170 ms/step, 5 runs each, 2026-11-24).
   pm.addPass(kernel::createScheduleUpdatesPass());
-  pm.addPass(conversion::createKernelToLoopPass());
-  pm.addPass(conversion::createFuseElementwisePass());
+  conversion::KernelToLoopPassOptions toLoop;
+  toLoop.vectorLanes = vectorLanes;
+  pm.addPass(conversion::createKernelToLoopPass(toLoop));
+  conversion::FuseElementwisePassOptions fuse;
+  fuse.vectorLanes = vectorLanes;
+  pm.addPass(conversion::createFuseElementwisePass(fuse));
   pm.addPass(conversion::createDedupeKernelsPass());
   pm.addPass(kernel::createPlanMemoryPass());
 }

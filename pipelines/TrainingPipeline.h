@@ -24,9 +24,12 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 
 /// The training graph to planned kernel launches: inline the calls, lower
 /// to the kernel dialect, choose backends (`dispatchOverrides` are
-/// KERNEL=BACKEND), place buffers in the arena.
+/// KERNEL=BACKEND), schedule generated kernels for vectors of
+/// `vectorLanes` f32 (the target's: targetVectorLanes in trainc/Codegen.h),
+/// place buffers in the arena.
 void buildKernelPipeline(mlir::OpPassManager &pm,
-                         llvm::ArrayRef<std::string> dispatchOverrides);
+                         llvm::ArrayRef<std::string> dispatchOverrides,
+                         int64_t vectorLanes);
 
 /// Registers `--trainc-train` (for trainc-opt).
 void registerTrainingPipeline();

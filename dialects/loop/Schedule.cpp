@@ -9,7 +9,7 @@ namespace trainc::loop {
 
 ScheduleAttr defaultSchedule(MLIRContext *context, ArrayRef<int64_t> domain,
                              ArrayRef<bool> isReduction, ArrayRef<AffineMap> maps,
-                             unsigned numOutputs) {
+                             unsigned numOutputs, int64_t vectorLanes) {
   int64_t rank = domain.size();
   SmallVector<int64_t> tile(rank, 1);
   if (rank == 0)
@@ -17,8 +17,8 @@ ScheduleAttr defaultSchedule(MLIRContext *context, ArrayRef<int64_t> domain,
 
   int64_t inner = rank - 1;
   int64_t lanes = std::max<int64_t>(1, domain[inner]);
-  tile[inner] = std::min(kInnerTile, (lanes + kVectorLanes - 1) /
-                                         kVectorLanes * kVectorLanes);
+  tile[inner] = std::min(innerTile(vectorLanes),
+                         (lanes + vectorLanes - 1) / vectorLanes * vectorLanes);
   // Contiguous or broadcast along the innermost dimension, never strided.
   bool vectorize = llvm::all_of(maps, [&](AffineMap map) {
     std::optional<unsigned> axis =

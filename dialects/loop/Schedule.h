@@ -6,17 +6,23 @@
 
 namespace trainc::loop {
 
-/// Vector lanes the default schedule aims at (one 512-bit register of f32;
-/// narrower targets split each vector into several registers).
-inline constexpr int64_t kVectorLanes = 16;
+/// f32 lanes of the target's vector registers that the default schedule
+/// aims at when no target is given: 16 (512-bit, AVX-512). `trainc compile`
+/// passes its target's (8 on AVX2: 64-lane tiles would need 8 of its 16
+/// registers per value and spill).
+inline constexpr int64_t kDefaultVectorLanes = 16;
 /// Elements per innermost tile: four vectors in flight.
-inline constexpr int64_t kInnerTile = 4 * kVectorLanes;
+inline constexpr int64_t innerTile(int64_t vectorLanes) {
+  return 4 * vectorLanes;
+}
 /// Nests with fewer points run on one thread (forking costs more).
 inline constexpr int64_t kParallelPoints = 32768;
 
 /// The schedule trainc gives a nest over `domain` whose operands are
-/// indexed by `maps` (inputs, then the `numOutputs` outputs):
-///  * the innermost dimension is tiled by up to kInnerTile elements and
+/// indexed by `maps` (inputs, then the `numOutputs` outputs), for vectors
+/// of `vectorLanes` f32:
+///  * the innermost dimension is tiled by up to innerTile(vectorLanes)
+///    elements (a multiple of vectorLanes) and
 ///    vectorized when every buffer either reads it contiguously (as its
 ///    last axis) or not at all; other dimensions have tiles of 1;
 ///  * nests of at least kParallelPoints points split the outermost
@@ -25,7 +31,8 @@ ScheduleAttr defaultSchedule(mlir::MLIRContext *context,
                              llvm::ArrayRef<int64_t> domain,
                              llvm::ArrayRef<bool> isReduction,
                              llvm::ArrayRef<mlir::AffineMap> maps,
-                             unsigned numOutputs);
+                             unsigned numOutputs,
+                             int64_t vectorLanes = kDefaultVectorLanes);
 
 } // namespace trainc::loop
 

@@ -54,6 +54,11 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
                                               const CodegenOptions &options,
                                               const std::string &soPath);
 
+/// f32 lanes of the vector registers of CPU `cpu` ("native" or an LLVM CPU
+/// name), which generated kernels are scheduled for: 16 with AVX-512, 8
+/// with AVX, else 4.
+llvm::Expected<int64_t> targetVectorLanes(const std::string &cpu);
+
 /// The runtime archive for the running executable: PREFIX/LIBDIR/
 /// libtrainc_rt.a when installed, build/lib/libtrainc_rt.a in the build tree.
 std::string defaultRuntimeLibrary(const char *argv0);

@@ -97,6 +97,21 @@ llvm::Expected<Target> makeTarget(const std::string &cpuOption) {
   return result;
 }
 
+} // namespace
+
+llvm::Expected<int64_t> targetVectorLanes(const std::string &cpu) {
+  llvm::Expected<Target> target = makeTarget(cpu);
+  if (!target)
+    return target.takeError();
+  const llvm::MCSubtargetInfo *subtarget =
+      target->machine->getMCSubtargetInfo();
+  if (subtarget->checkFeatures("+avx512f"))
+    return 16;
+  return subtarget->checkFeatures("+avx") ? 8 : 4;
+}
+
+namespace {
+
 llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
                        const std::string &path) {
   module.setDataLayout(machine.createDataLayout());

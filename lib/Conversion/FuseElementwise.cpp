@@ -239,7 +239,8 @@ struct FuseElementwisePass
         b, loc, arguments.take_front(inputs.size()),
         arguments.drop_front(inputs.size()), b.getDenseI64ArrayAttr(domain),
         b.getAffineMapArrayAttr(maps), b.getArrayAttr(iterators),
-        loop::defaultSchedule(context, domain, parallel, maps, outputs.size()));
+        loop::defaultSchedule(context, domain, parallel, maps, outputs.size(),
+                              vectorLanes));
     func::ReturnOp::create(b, loc);
 
     // Body: the producer's, then the consumer's on the producer's value.

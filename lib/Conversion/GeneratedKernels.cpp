@@ -433,12 +433,12 @@ SmallVector<StringRef> generatedKernels() {
 }
 
 LogicalResult buildGeneratedKernel(kernel::LaunchOp launch,
-                                   func::FuncOp function) {
+                                   func::FuncOp function, int64_t vectorLanes) {
   auto it = builders().find(launch.getKernel());
   if (it == builders().end())
     return launch.emitError("the generated backend has no kernel for ")
            << launch.getKernel();
-  KernelBuilder kb(launch, function);
+  KernelBuilder kb(launch, function, vectorLanes);
   if (failed(it->second(kb)))
     return failure();
   function.setType(

@@ -24,8 +24,10 @@ llvm::SmallVector<llvm::StringRef> generatedKernels();
 /// builder may retype those arguments (another shape or element type of the
 /// same size in bytes) and append scratch arguments; the function type is
 /// updated to match.
+/// Nests are scheduled for vectors of `vectorLanes` f32.
 mlir::LogicalResult buildGeneratedKernel(kernel::LaunchOp launch,
-                                         mlir::func::FuncOp function);
+                                         mlir::func::FuncOp function,
+                                         int64_t vectorLanes);
 
 } // namespace trainc::conversion
 

@@ -92,13 +92,13 @@ FailureOr<Tiling> exactTiling(KernelBuilder &kb, MemRefType input,
 /// Innermost tiles that divide the innermost extent as evenly as the
 /// default schedule's widest tile allows: no masked partial tile when the
 /// extent is at most that tile (see the file comment).
-void tileInnermostEvenly(loop::NestOp nest) {
+void tileInnermostEvenly(loop::NestOp nest, int64_t vectorLanes) {
   loop::ScheduleAttr schedule = nest.getSchedule();
   ArrayRef<int64_t> domain = nest.getDomain();
   int64_t inner = static_cast<int64_t>(domain.size()) - 1;
   if (inner < 0 || domain[inner] == 0 || schedule.getParallel() == inner)
     return;
-  int64_t tiles = llvm::divideCeil(domain[inner], loop::kInnerTile);
+  int64_t tiles = llvm::divideCeil(domain[inner], loop::innerTile(vectorLanes));
   SmallVector<int64_t> tile(schedule.getTile());
   tile[inner] = std::max<int64_t>(1, llvm::divideCeil(domain[inner], tiles));
   nest.setScheduleAttr(loop::ScheduleAttr::get(nest.getContext(),
@@ -254,7 +254,7 @@ void windowMaxima(KernelBuilder &kb, const PoolSpace &ps, Operand input,
         for (Value tap : ArrayRef(taps).drop_front())
           tapsMax = MaxOp::create(b, loc, tapsMax, tap);
         return {MaxOp::create(b, loc, x[1], tapsMax)};
-      }));
+      }), kb.vectorLanes);
 }
 
 } // namespace
@@ -308,7 +308,7 @@ LogicalResult buildMaxPoolBackward(KernelBuilder &kb) {
           result = result ? arith::MinSIOp::create(b, loc, result, code) : code;
         }
         return {arith::MinSIOp::create(b, loc, x[2], result)};
-      }));
+      }), kb.vectorLanes);
 
   // The default schedule here: nothing reads dx back, so masked tiles
   // cost nothing (and LLVM 22 fails to select the packing of 16k+4-lane

@@ -130,15 +130,18 @@ struct Operand {
 
 class KernelBuilder {
 public:
-  KernelBuilder(kernel::LaunchOp launch, func::FuncOp function)
+  KernelBuilder(kernel::LaunchOp launch, func::FuncOp function,
+                int64_t vectorLanes)
       : launch(launch), function(function),
         builder(function.getBody().front().getTerminator()),
-        loc(launch.getLoc()) {}
+        loc(launch.getLoc()), vectorLanes(vectorLanes) {}
 
   kernel::LaunchOp launch;
   func::FuncOp function;
   OpBuilder builder;
   Location loc;
+  /// f32 lanes of the target's vectors (loop::defaultSchedule).
+  int64_t vectorLanes;
 
   MemRefType inputType(unsigned i) {
     return cast<MemRefType>(launch.getInputs()[i].getType());
@@ -202,7 +205,7 @@ public:
       iterators.push_back(
           builder.getStringAttr(reduces ? "reduction" : "parallel"));
     loop::ScheduleAttr schedule = loop::defaultSchedule(
-        context, space.domain, reduction, maps, outputs.size());
+        context, space.domain, reduction, maps, outputs.size(), vectorLanes);
     auto nestOp =
         loop::NestOp::create(builder, loc, inputBuffers, outputBuffers,
                              builder.getDenseI64ArrayAttr(space.domain),

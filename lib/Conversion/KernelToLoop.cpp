@@ -51,7 +51,7 @@ struct KernelToLoopPass
     Block *entry = function.addEntryBlock();
     OpBuilder atEnd = OpBuilder::atBlockEnd(entry);
     func::ReturnOp::create(atEnd, launch.getLoc());
-    if (failed(conversion::buildGeneratedKernel(launch, function)))
+    if (failed(conversion::buildGeneratedKernel(launch, function, vectorLanes)))
       return failure();
 
     // Arguments past the launch's operands are scratch buffers.

@@ -17,6 +17,11 @@ def KernelToLoopPass : Pass<"trainc-kernel-to-loop", "mlir::ModuleOp"> {
     contiguous dimensions merged): same element type and element count,
     since only its address crosses the call.
   }];
+  let options = [
+    Option<"vectorLanes", "vector-lanes", "int64_t", "16",
+           "f32 lanes of the target's vector registers (16: AVX-512, 8: "
+           "AVX2); nests get innermost tiles of up to 4 vectors">
+  ];
   let dependentDialects = ["::trainc::loop::LoopDialect",
                            "::trainc::kernel::KernelDialect",
                            "::mlir::arith::ArithDialect",
@@ -43,6 +48,11 @@ def FuseElementwisePass : Pass<"trainc-fuse-elementwise", "mlir::ModuleOp"> {
     nests or an input check, bodies that read `loop.index`, and producers
     whose inputs are written between the two launches.
   }];
+  let options = [
+    Option<"vectorLanes", "vector-lanes", "int64_t", "16",
+           "f32 lanes of the target's vector registers (16: AVX-512, 8: "
+           "AVX2); nests get innermost tiles of up to 4 vectors">
+  ];
   let dependentDialects = ["::trainc::loop::LoopDialect",
                            "::trainc::kernel::KernelDialect",
                            "::mlir::func::FuncDialect"];

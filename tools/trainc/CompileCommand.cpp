@@ -263,10 +263,17 @@ int runCompileCommand(const CompileCommandOptions &options) {
     }
     return mlir::success();
   });
+  // Generated kernels are scheduled for the target's vector registers.
+  llvm::Expected<int64_t> vectorLanes = targetVectorLanes(options.cpu);
+  if (!vectorLanes) {
+    spdlog::error("{}: --cpu: {}", options.model.model,
+                  llvm::toString(vectorLanes.takeError()));
+    return 1;
+  }
   mlir::PassManager pm(&context);
   buildTrainingPipeline(pm, options.training);
   if (options.emit != "train-graph")
-    buildKernelPipeline(pm, options.dispatch);
+    buildKernelPipeline(pm, options.dispatch, *vectorLanes);
   if (mlir::failed(pm.run(module)) || failed) {
     if (!failed)
       spdlog::error("{}: the training pipeline failed", options.model.model);

@@ -1,6 +1,12 @@
 // --trainc-fuse-elementwise: a generated elementwise kernel whose output
 // only feeds the next one runs inside it; the intermediate buffer goes.
 // RUN: trainc-opt %s --trainc-kernel-to-loop --trainc-fuse-elementwise -split-input-file | FileCheck %s
+// The fused nest is scheduled for the target's vectors (vector-lanes; 16 by
+// default, 8 on AVX2):
+// RUN: trainc-opt %s --trainc-kernel-to-loop="vector-lanes=8" --trainc-fuse-elementwise="vector-lanes=8" -split-input-file | FileCheck %s --check-prefix=AVX2
+// AVX2-LABEL: func.func private @generated_fused
+// AVX2-LABEL: func.func private @generated_fused
+// AVX2: domain = [2, 3, 4] schedule = <parallel = -1, tile = [1, 1, 8], vectorize = true>
 
 // A ReLU's gradient: where(x > 0, dy, 0), one nest, no mask buffer.
 // CHECK-LABEL: func.func @relu_gradient

@@ -3,6 +3,11 @@
 // dims merged) and scratch allocs for what the kernel needs besides its
 // outputs; other backends are left alone.
 // RUN: trainc-opt %s --trainc-kernel-to-loop -split-input-file | FileCheck %s
+// Innermost tiles hold up to 4 vectors of the target's (vector-lanes; 16 by
+// default, 8 on AVX2):
+// RUN: trainc-opt %s --trainc-kernel-to-loop="vector-lanes=8" -split-input-file | FileCheck %s --check-prefix=AVX2
+// AVX2-LABEL: func.func private @generated_softmax
+// AVX2: schedule = <parallel = 0, tile = [1, 32], vectorize = true>
 
 // CHECK-LABEL: func.func @add_bias
 // CHECK: kernel.launch "graph.add"{{.*}}backend = "generated", callee = @generated_add
