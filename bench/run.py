@@ -182,11 +182,13 @@ def parse_stats(text):
     return stats
 
 
-def compile_model(model: Model, trainc, workdir, reps):
+def compile_model(model: Model, trainc, workdir, reps, tune=False):
     model.library = os.path.join(workdir, f"lib{model.name}.so")
     command = [trainc, "compile", model.onnx, "--batch", str(model.batch),
                "--optimizer", "sgd", "--lr", str(LR), "--momentum", str(MOMENTUM),
                "--loss", "softmax-cross-entropy", "-o", model.library, "--stats"]
+    if tune:  # the first compile times the kernels, the others read the cache
+        command += ["--tune", "--tune-cache", os.path.join(workdir, "dispatch-times.json")]
     print("$", shlex.join(command), flush=True)
     for _ in range(reps):
         start = time.perf_counter()
@@ -362,6 +364,9 @@ def main():
     parser.add_argument("--min-seconds", type=float, default=2.0)
     parser.add_argument("--compile-reps", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    parser.add_argument("--tune", action="store_true",
+                        help="compile trainc's libraries with --tune (backends "
+                             "timed on this machine; times cached in WORKDIR)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 1 round, 1 warm-up + 2 steps, one thread "
                              "configuration, compile once")
@@ -413,7 +418,7 @@ def main():
         model = Model(name, onnx_path(name, args.build_dir), spec.inputs[0][1][0],
                       os.path.join(args.workdir, name), [n for n, _, _ in spec.inputs])
         write_data(model)
-        compile_model(model, trainc, args.workdir, args.compile_reps)
+        compile_model(model, trainc, args.workdir, args.compile_reps, args.tune)
         models.append(model)
         plan = [("trainc", None, c) for c in configs(None, thread_counts, args.quick)]
         for peer_name, peer in peers.items():

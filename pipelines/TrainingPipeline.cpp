@@ -17,14 +17,24 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(mlir::createCSEPass());
 }
 
-void buildKernelPipeline(mlir::OpPassManager &pm,
-                         llvm::ArrayRef<std::string> dispatchOverrides,
-                         int64_t vectorLanes) {
+void buildDispatchPipeline(mlir::OpPassManager &pm,
+                           llvm::ArrayRef<std::string> dispatchOverrides) {
   pm.addPass(mlir::createInlinerPass());
   pm.addPass(kernel::createLowerToKernelPass());
   kernel::DispatchPassOptions dispatch;
   dispatch.overrides = llvm::to_vector(dispatchOverrides);
   pm.addPass(kernel::createDispatchPass(dispatch));
+}
+
+void buildKernelPipeline(mlir::OpPassManager &pm,
+                         llvm::ArrayRef<std::string> dispatchOverrides,
+                         int64_t vectorLanes) {
+  buildDispatchPipeline(pm, dispatchOverrides);
+  buildKernelLoweringPipeline(pm, vectorLanes);
+}
+
+void buildKernelLoweringPipeline(mlir::OpPassManager &pm,
+                                 int64_t vectorLanes) {
   pm.addPass(kernel::createFoldTransposesPass());
   pm.addPass(kernel::createFuseActivationsPass());
   // Not run by default: --trainc-assign-weight-layouts (blocked conv

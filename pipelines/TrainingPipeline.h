@@ -30,6 +30,12 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 void buildKernelPipeline(mlir::OpPassManager &pm,
                          llvm::ArrayRef<std::string> dispatchOverrides,
                          int64_t vectorLanes);
+/// buildKernelPipeline in two halves, for a step between them (`trainc
+/// compile --tune` changes backends): up to and including dispatch, and
+/// everything after it.
+void buildDispatchPipeline(mlir::OpPassManager &pm,
+                           llvm::ArrayRef<std::string> dispatchOverrides);
+void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes);
 
 /// Registers `--trainc-train` (for trainc-opt).
 void registerTrainingPipeline();

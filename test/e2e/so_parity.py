@@ -38,11 +38,14 @@ def main():
     p.add_argument("--optimizer", choices=OPTIMIZERS, required=True)
     p.add_argument("--workdir", required=True)
     p.add_argument("--dispatch", action="append", default=[])
+    p.add_argument("--tune-cache",
+                   help="compile with --tune, keeping the times in this file")
     args = p.parse_args()
 
     ref = json.load(open(os.path.join(args.reference, "reference.json")))
     os.makedirs(args.workdir, exist_ok=True)
-    tag = "_".join([args.optimizer] + [d.replace("=", "-") for d in args.dispatch])
+    tag = "_".join([args.optimizer] + [d.replace("=", "-") for d in args.dispatch]
+                   + (["tuned"] if args.tune_cache else []))
     out = os.path.join(args.workdir, f"trained_{tag}.onnx")
     cmd = [args.trainc, "train", args.model, "--steps", "3", "--threads", "2",
            "--save", out, "--labels", os.path.join(args.reference, "fp32", "labels.npy")]
@@ -52,6 +55,8 @@ def main():
     cmd += OPTIMIZERS[args.optimizer]
     for d in args.dispatch:
         cmd += ["--dispatch", d]
+    if args.tune_cache:
+        cmd += ["--tune", "--tune-cache", args.tune_cache]
     print("$", " ".join(cmd), flush=True)
     run = subprocess.run(cmd, capture_output=True, text=True)
     sys.stderr.write(run.stderr)

@@ -51,6 +51,10 @@ struct CompileCommandOptions {
   bool instrument = false;
   std::string cpu = "native";
   std::vector<std::string> dispatch;
+  /// --tune: time the library backends of each launch here and keep the
+  /// fastest (TuneDispatch.h), caching the times in `tuneCache`.
+  bool tune = false;
+  std::string tuneCache;
   std::string runtimeLibrary;
   TrainingPipelineOptions training;
 };

@@ -10,6 +10,7 @@
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/kernel/Transforms/Passes.h"
 #include "dialects/loop/LoopOps.h"
+#include "tools/trainc/TuneDispatch.h"
 #include "trainc/Codegen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -89,6 +90,14 @@ void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
   command.add_option("--dispatch", options.dispatch,
                      "KERNEL=BACKEND: run KERNEL (e.g. conv or graph.conv) on "
                      "BACKEND (reference, openblas); repeatable");
+  command.add_flag("--tune", options.tune,
+                   "Time each convolution and GEMM on every library that "
+                   "can run it (oneDNN, OpenBLAS), on this machine, and run "
+                   "it on the fastest; --dispatch still wins");
+  command.add_option("--tune-cache", options.tuneCache,
+                     "The file --tune keeps its times in (default: "
+                     "$XDG_CACHE_HOME/trainc/dispatch-times.json or "
+                     "~/.cache/trainc/dispatch-times.json)");
   command.add_option("--runtime-library", options.runtimeLibrary,
                      "The runtime archive to link (default: "
                      "libtrainc_rt.a in the library directory of trainc's "
@@ -270,14 +279,53 @@ int runCompileCommand(const CompileCommandOptions &options) {
                   llvm::toString(vectorLanes.takeError()));
     return 1;
   }
+  if (options.tune && options.cpu != "native") {
+    spdlog::error("--tune times kernels on this machine: it needs "
+                  "--cpu=native, got '{}'",
+                  options.cpu);
+    return 1;
+  }
+  bool tune = options.tune && options.emit != "train-graph";
+  // With --tune, the pipeline stops after dispatch for the measurements.
   mlir::PassManager pm(&context);
   buildTrainingPipeline(pm, options.training);
-  if (options.emit != "train-graph")
+  if (tune)
+    buildDispatchPipeline(pm, options.dispatch);
+  else if (options.emit != "train-graph")
     buildKernelPipeline(pm, options.dispatch, *vectorLanes);
   if (mlir::failed(pm.run(module)) || failed) {
     if (!failed)
       spdlog::error("{}: the training pipeline failed", options.model.model);
     return 1;
+  }
+  if (tune) {
+    TuneOptions tuning;
+    tuning.cachePath =
+        options.tuneCache.empty() ? defaultTuneCache() : options.tuneCache;
+    tuning.overrides = options.dispatch;
+    TuneReport report;
+    std::string error;
+    if (!tuneDispatch(module, tuning, report, error)) {
+      spdlog::error("{}: {}", options.model.model, error);
+      return 1;
+    }
+    // Always said (on stderr: stdout may carry the emitted IR), since
+    // timing is what makes --tune slow and its result machine-dependent.
+    if (!options.instrument)
+      llvm::errs() << llvm::formatv(
+          "trainc: --tune: {0} launches with a choice of library, {1} "
+          "timings measured, {2} from {3}; {4} launches moved to another "
+          "backend\n",
+          report.launches, report.measured, report.cached,
+          tuning.cachePath.empty() ? "no cache" : tuning.cachePath,
+          report.changed);
+    mlir::PassManager lowering(&context);
+    buildKernelLoweringPipeline(lowering, *vectorLanes);
+    if (mlir::failed(lowering.run(module)) || failed) {
+      if (!failed)
+        spdlog::error("{}: the kernel pipeline failed", options.model.model);
+      return 1;
+    }
   }
   if (options.stats)
     printStats(module, *imported);

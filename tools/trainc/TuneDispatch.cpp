@@ -1,0 +1,259 @@
+//===- TuneDispatch.cpp - backends chosen by measurement ------------------===//
+//
+// Which library is faster for a convolution or a GEMM depends on the CPU:
+// oneDNN 2.6 pools dense NCHW 60x slower on an AVX2 Zen 3 than on an
+// AVX-512 Zen 5, and its weight gradient of a 1x1 convolution with a 3x3
+// window is 14x slower than OpenBLAS's there (docs/RUNTIME.md). The
+// dispatch registry's priorities are measured on one machine; this times
+// the runtime's own kernels on the machine that compiles. Generated and
+// reference kernels are not candidates: generated code exists only after
+// code generation, and the reference kernels are the always-correct
+// fallback, never the fast one for these ops.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/trainc/TuneDispatch.h"
+
+#include "dialects/kernel/BackendRegistry.h"
+#include "dialects/kernel/KernelOps.h"
+#include "lib/Codegen/Descriptor.h"
+#include "lib/Runtime/Buffer.h"
+#include "lib/Runtime/Launch.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <nlohmann/json.hpp>
+#include <omp.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <unistd.h>
+
+namespace trainc {
+
+namespace {
+
+/// The library backends a launch may be timed on.
+constexpr const char *kCandidates[] = {"dnnl", "openblas"};
+
+/// "conv" and "graph.conv" name the same kernel; "*" every kernel.
+std::set<std::string> overriddenKernels(const std::vector<std::string> &list) {
+  std::set<std::string> kernels;
+  for (const std::string &entry : list) {
+    std::string kernel = entry.substr(0, entry.find('='));
+    if (kernel != "*" && kernel.find('.') == std::string::npos)
+      kernel = "graph." + kernel;
+    kernels.insert(kernel);
+  }
+  return kernels;
+}
+
+/// Operands for a timing run: f32 uniform in [-1, 1) from a fixed
+/// sequence, other dtypes zero (valid indices and labels).
+rt::Buffer operandBuffer(const rt::OperandInfo &operand, uint64_t &state) {
+  rt::Buffer buffer(operand.bytes());
+  if (operand.dtype == rt::DType::F32 && buffer.data()) {
+    auto *values = static_cast<float *>(buffer.data());
+    for (int64_t i = 0; i < operand.numElements(); ++i) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      values[i] = static_cast<float>((state >> 40) * 0x1p-23) - 1.0f;
+    }
+  }
+  return buffer;
+}
+
+/// Milliseconds of the fastest of several runs of `descriptor` (after one
+/// untimed run), or a negative number with `error` set.
+double timeLaunch(const std::string &descriptor, rt::LibraryContext &libraries,
+                  std::string &error) {
+  rt::PreparedLaunch prepared;
+  if (!rt::prepareLaunch(descriptor.c_str(), libraries, prepared, error))
+    return -1;
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  std::vector<rt::Buffer> inputs, outputs;
+  std::vector<void *> in, out;
+  for (const rt::OperandInfo &operand : prepared.launch.inputs)
+    inputs.push_back(operandBuffer(operand, state));
+  for (const rt::OperandInfo &operand : prepared.launch.outputs)
+    outputs.emplace_back(operand.bytes());
+  for (rt::Buffer &buffer : inputs)
+    in.push_back(buffer.data());
+  for (rt::Buffer &buffer : outputs)
+    out.push_back(buffer.data());
+  rt::Buffer scratch(prepared.scratchBytes());
+  if (!prepared.run(in.data(), out.data(), scratch.data(), error))
+    return -1;
+  // At least 3 runs and 30 ms, at most 20 runs.
+  double best = std::numeric_limits<double>::infinity(), total = 0;
+  for (int run = 0; run < 20 && (run < 3 || total < 30.0); ++run) {
+    auto start = std::chrono::steady_clock::now();
+    if (!prepared.run(in.data(), out.data(), scratch.data(), error))
+      return -1;
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    best = std::min(best, ms);
+    total += ms;
+  }
+  return best;
+}
+
+/// The descriptor without its backend: the cache key's shape part.
+std::string withoutBackend(const std::string &descriptor) {
+  size_t begin = descriptor.find(";backend=");
+  if (begin == std::string::npos)
+    return descriptor;
+  size_t end = descriptor.find(';', begin + 1);
+  return descriptor.substr(0, begin) +
+         (end == std::string::npos ? "" : descriptor.substr(end));
+}
+
+bool readCache(const std::string &path, nlohmann::json &cache,
+               std::string &error) {
+  cache = nlohmann::json::object();
+  if (path.empty() || !llvm::sys::fs::exists(path))
+    return true;
+  std::ifstream file(path);
+  nlohmann::json parsed = nlohmann::json::parse(file, nullptr, false);
+  bool valid = !parsed.is_discarded() && parsed.is_object() &&
+               parsed.contains("version") && parsed["version"] == 1 &&
+               parsed.contains("times") && parsed["times"].is_object();
+  if (valid)
+    for (const auto &entry : parsed["times"].items()) {
+      valid = valid && entry.value().is_object();
+      if (valid)
+        for (const auto &time : entry.value().items())
+          valid = valid && time.value().is_number();
+    }
+  if (!valid) {
+    error = "--tune-cache: '" + path +
+            "' is not a trainc dispatch-times file (delete it or name "
+            "another with --tune-cache)";
+    return false;
+  }
+  cache = parsed["times"];
+  return true;
+}
+
+/// Writes the cache atomically (a temporary file renamed over it); warns
+/// if that fails.
+void writeCache(const std::string &path, const nlohmann::json &times) {
+  if (path.empty())
+    return;
+  llvm::StringRef directory = llvm::sys::path::parent_path(path);
+  if (!directory.empty() && llvm::sys::fs::create_directories(directory)) {
+    spdlog::warn("--tune: cannot create '{}'; times not cached",
+                 directory.str());
+    return;
+  }
+  std::string temporary = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream file(temporary);
+    file << nlohmann::json{{"version", 1}, {"times", times}}.dump(1) << "\n";
+    if (!file.flush()) {
+      std::remove(temporary.c_str());
+      spdlog::warn("--tune: cannot write '{}'; times not cached", path);
+      return;
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    spdlog::warn("--tune: cannot write '{}'; times not cached", path);
+  }
+}
+
+} // namespace
+
+std::string defaultTuneCache() {
+  llvm::SmallString<256> path;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    path = xdg;
+  else if (const char *home = std::getenv("HOME"); home && *home)
+    llvm::sys::path::append(path, home, ".cache");
+  else
+    return "";
+  llvm::sys::path::append(path, "trainc", "dispatch-times.json");
+  return path.str().str();
+}
+
+bool tuneDispatch(mlir::ModuleOp module, const TuneOptions &options,
+                  TuneReport &report, std::string &error) {
+  nlohmann::json times;
+  if (!readCache(options.cachePath, times, error))
+    return false;
+  std::set<std::string> overridden = overriddenKernels(options.overrides);
+  int threads = options.threads > 0 ? options.threads : omp_get_num_procs();
+  int savedThreads = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  std::string machine = llvm::sys::getHostCPUName().str() + ", " +
+                        std::to_string(threads) + " threads: ";
+  rt::LibraryContext libraries;
+  bool cacheChanged = false;
+
+  module.walk([&](kernel::LaunchOp launch) {
+    std::string kernelName = launch.getKernel().str();
+    std::string chosen = launch.getBackend().str();
+    if (overridden.count(kernelName) || overridden.count("*"))
+      return;
+    std::vector<std::string> candidates;
+    for (const char *backend : kCandidates) {
+      std::string whyNot;
+      if (mlir::succeeded(kernel::chooseBackend(launch, backend, whyNot)))
+        candidates.push_back(backend);
+    }
+    if (candidates.size() < 2 ||
+        std::find(candidates.begin(), candidates.end(), chosen) ==
+            candidates.end())
+      return;
+    ++report.launches;
+    std::string best = chosen;
+    double bestMs = std::numeric_limits<double>::infinity();
+    for (const std::string &backend : candidates) {
+      launch.setBackend(backend);
+      llvm::Expected<std::string> descriptor =
+          codegen::launchDescriptor(launch);
+      if (!descriptor) {
+        llvm::consumeError(descriptor.takeError());
+        continue;
+      }
+      std::string key = machine + withoutBackend(*descriptor);
+      double ms;
+      if (times.contains(key) && times[key].contains(backend)) {
+        ms = times[key][backend].get<double>();
+        ++report.cached;
+      } else {
+        std::string why;
+        ms = timeLaunch(*descriptor, libraries, why);
+        if (ms < 0)
+          spdlog::debug("--tune: {} on {} failed: {}", kernelName, backend,
+                        why);
+        times[key][backend] = ms;
+        cacheChanged = true;
+        ++report.measured;
+      }
+      // A failed run (negative) is never chosen.
+      if (ms >= 0 && ms < bestMs) {
+        bestMs = ms;
+        best = backend;
+      }
+    }
+    launch.setBackend(best);
+    if (best != chosen)
+      ++report.changed;
+  });
+
+  omp_set_num_threads(savedThreads);
+  if (cacheChanged)
+    writeCache(options.cachePath, times);
+  return true;
+}
+
+} // namespace trainc
