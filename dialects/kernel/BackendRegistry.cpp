@@ -30,6 +30,22 @@ static bool float32OrMask(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
+/// f32 or i1 as float32OrMask, or all i64 or all i32 (integer add, sub and
+/// mul wrap, as the reference's).
+static bool float32OrInteger(LaunchOp launch, std::string &whyNot) {
+  for (unsigned width : {32u, 64u})
+    if (llvm::all_of(launch->getOperands(), [&](Value buffer) {
+          return cast<MemRefType>(buffer.getType())
+              .getElementType()
+              .isSignlessInteger(width);
+        }))
+      return true;
+  if (float32OrMask(launch, whyNot))
+    return true;
+  whyNot = "it handles f32 tensors, i1 masks and i32 or i64 integers only";
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // oneDNN: what lib/Runtime/kernels/Dnnl*.cpp refuse, these reject.
 //===----------------------------------------------------------------------===//
@@ -415,9 +431,9 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.conv_backward_weight", "openblas", 10, allFloat32},
       // Generated loop nests (lib/Conversion/GeneratedKernels.cpp): vectorized,
       // split across threads, faster than the reference kernels.
-      {"graph.add", "generated", 5, float32OrMask},
-      {"graph.sub", "generated", 5, float32OrMask},
-      {"graph.mul", "generated", 5, float32OrMask},
+      {"graph.add", "generated", 5, float32OrInteger},
+      {"graph.sub", "generated", 5, float32OrInteger},
+      {"graph.mul", "generated", 5, float32OrInteger},
       {"graph.div", "generated", 5, float32OrMask},
       {"graph.equal", "generated", 5, float32OrMask},
       {"graph.less", "generated", 5, float32OrMask},
@@ -439,6 +455,8 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.leaky_relu", "generated", 5, float32OrMask},
       {"graph.gelu", "generated", 5, float32OrMask},
       {"graph.clip", "generated", 5, float32OrMask},
+      {"graph.not", "generated", 5, float32OrMask},
+      {"graph.pow", "generated", 5, allFloat32},
       {"graph.reduce_sum", "generated", 5, float32OrMask},
       {"graph.reduce_mean", "generated", 5, float32OrMask},
       {"graph.reduce_max", "generated", 5, float32OrMask},
@@ -461,6 +479,10 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.sgd_update", "generated", 5, float32Update<3>},
       {"graph.adam_update", "generated", 5, float32Update<5>},
       {"graph.adagrad_update", "generated", 5, float32Update<4>},
+      {"graph.global_avg_pool", "generated", 5, allFloat32},
+      // Products as loop nests: the fallback where neither library applies.
+      {"graph.matmul", "generated", 5, allFloat32},
+      {"graph.gemm", "generated", 5, allFloat32},
       {"graph.expand", "generated", 5, always},
       {"graph.transpose", "generated", 5, always},
       {"graph.reshape", "generated", 5, always},

@@ -9,7 +9,8 @@
 // in double (optimizer updates, leaky_relu's scaling) the nests do too.
 // This file: elementwise ops, data movement, reductions, softmax, and the
 // table of every builder; normalizations (layer and batch norm), the
-// losses, the optimizer updates and pooling have files of their own.
+// losses, the optimizer updates, pooling and matrix products have files of
+// their own.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/GeneratedKernels.h"
@@ -47,6 +48,13 @@ Value unaryOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
 template <typename OpTy>
 Value binaryOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
   return OpTy::create(b, loc, x[0], x[1]);
+}
+/// add, sub and mul: on floats, or wrapping on integers (the step counter).
+template <typename FloatOp, typename IntegerOp>
+Value arithmeticOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
+  if (isa<IntegerType>(x[0].getType()))
+    return IntegerOp::create(b, loc, x[0], x[1]);
+  return FloatOp::create(b, loc, x[0], x[1]);
 }
 template <arith::CmpFPredicate predicate>
 Value compareOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
@@ -88,6 +96,20 @@ Value castOp(KernelBuilder &kb, OpBuilder &b, Location loc, ValueRange x) {
     return to == f64 ? real : arith::TruncFOp::create(b, loc, to, real);
   }
   return to == i64 ? wide : arith::TruncIOp::create(b, loc, to, wide);
+}
+/// graph.not on i1.
+Value notOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
+  Value one = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  return arith::XOrIOp::create(b, loc, x[0], one);
+}
+/// graph.pow in double, as the reference (std::pow), then rounded: libm's
+/// pow, since no polynomial approximation covers negative bases.
+Value powOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
+  Type f64 = b.getF64Type();
+  Value base = arith::ExtFOp::create(b, loc, f64, x[0]);
+  Value exponent = arith::ExtFOp::create(b, loc, f64, x[1]);
+  Value power = math::PowFOp::create(b, loc, base, exponent);
+  return arith::TruncFOp::create(b, loc, x[0].getType(), power);
 }
 Value reluOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
   // x < 0 rather than max, so that NaN stays NaN (as the reference).
@@ -243,14 +265,13 @@ Value combine(Reduce kind, OpBuilder &b, Location loc, Value accumulator,
   return arith::AddFOp::create(b, loc, accumulator, x);
 }
 
-LogicalResult buildReduce(KernelBuilder &kb, Reduce kind) {
-  auto axes = kb.launch.getOptions().getAs<DenseI64ArrayAttr>("axes");
-  if (!axes)
-    return kb.launch.emitError("a reduction needs its axes");
+/// Reduces input 0 over `axes` into output 0 (whatever its unit dims).
+LogicalResult buildReduceOver(KernelBuilder &kb, Reduce kind,
+                              ArrayRef<int64_t> axes) {
   ArrayRef<int64_t> shape = kb.inputType(0).getShape();
   Space space(shape);
   int64_t count = 1;
-  for (int64_t axis : axes.asArrayRef()) {
+  for (int64_t axis : axes) {
     space.reduction[axis] = true;
     count *= shape[axis];
   }
@@ -278,6 +299,25 @@ LogicalResult buildReduce(KernelBuilder &kb, Reduce kind) {
         });
   }
   return success();
+}
+
+LogicalResult buildReduce(KernelBuilder &kb, Reduce kind) {
+  auto axes = kb.launch.getOptions().getAs<DenseI64ArrayAttr>("axes");
+  if (!axes)
+    return kb.launch.emitError("a reduction needs its axes");
+  return buildReduceOver(kb, kind, axes.asArrayRef());
+}
+
+/// graph.global_avg_pool: [N, C, D...] -> [N, C, 1...], the mean of each
+/// plane.
+LogicalResult buildGlobalAvgPool(KernelBuilder &kb) {
+  int64_t rank = kb.inputType(0).getRank();
+  if (rank < 3)
+    return kb.launch.emitError("global_avg_pool expects [N, C, D...]");
+  SmallVector<int64_t> spatial;
+  for (int64_t axis = 2; axis < rank; ++axis)
+    spatial.push_back(axis);
+  return buildReduceOver(kb, Reduce::Mean, spatial);
 }
 
 } // namespace
@@ -350,9 +390,9 @@ const llvm::StringMap<Builder> &builders() {
       t[name] = [fn](KernelBuilder &kb) { return buildElementwise(kb, fn); };
     };
     using P = arith::CmpFPredicate;
-    elementwise("graph.add", binaryOp<arith::AddFOp>);
-    elementwise("graph.sub", binaryOp<arith::SubFOp>);
-    elementwise("graph.mul", binaryOp<arith::MulFOp>);
+    elementwise("graph.add", arithmeticOp<arith::AddFOp, arith::AddIOp>);
+    elementwise("graph.sub", arithmeticOp<arith::SubFOp, arith::SubIOp>);
+    elementwise("graph.mul", arithmeticOp<arith::MulFOp, arith::MulIOp>);
     elementwise("graph.div", binaryOp<arith::DivFOp>);
     elementwise("graph.equal", compareOp<P::OEQ>);
     elementwise("graph.less", compareOp<P::OLT>);
@@ -375,6 +415,8 @@ const llvm::StringMap<Builder> &builders() {
     elementwise("graph.leaky_relu", leakyReluOp);
     elementwise("graph.gelu", geluOp);
     elementwise("graph.clip", clipOp);
+    elementwise("graph.not", notOp);
+    elementwise("graph.pow", powOp);
     t["graph.transpose"] = buildTranspose;
     for (StringRef name : {"runtime.copy", "graph.reshape", "graph.identity"})
       t[name] = buildCopy;
@@ -415,6 +457,9 @@ const llvm::StringMap<Builder> &builders() {
       };
     t["graph.max_pool"] = buildMaxPool;
     t["graph.max_pool_backward"] = buildMaxPoolBackward;
+    t["graph.global_avg_pool"] = buildGlobalAvgPool;
+    t["graph.matmul"] = buildMatmul;
+    t["graph.gemm"] = buildGemm;
     return t;
   }();
   return table;

@@ -280,6 +280,9 @@ LogicalResult buildPointwiseLoss(KernelBuilder &kb, PointwiseLoss kind);
 /// exactly.
 LogicalResult buildMaxPool(KernelBuilder &kb);
 LogicalResult buildMaxPoolBackward(KernelBuilder &kb);
+/// graph.matmul (numpy semantics) and graph.gemm.
+LogicalResult buildMatmul(KernelBuilder &kb);
+LogicalResult buildGemm(KernelBuilder &kb);
 
 } // namespace trainc::conversion
 

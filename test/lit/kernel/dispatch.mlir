@@ -2,11 +2,13 @@
 // generated loop nests for max pooling and its gradient where the windows
 // tile the input, and OpenBLAS for some convolutions over output planes of
 // at most 4 positions), then OpenBLAS, generated loop nests for f32 elementwise ops,
-// reductions, normalizations, losses and optimizer updates, the reference
+// reductions, normalizations, losses and optimizer updates (and for f32
+// GEMMs when forced), the reference
 // kernels for the rest; overrides (KERNEL=BACKEND, and *=BACKEND wherever BACKEND can
 // run), and overrides that cannot be honoured.
 // RUN: trainc-opt %s --trainc-dispatch -split-input-file | FileCheck %s
 // RUN: trainc-opt %s --trainc-dispatch="overrides=gemm=reference" -split-input-file | FileCheck %s --check-prefix=FORCED
+// RUN: not trainc-opt %s --trainc-dispatch="overrides=gemm=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=LOOPS
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=graph.gemm=cudnn" -split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=graph.gemm=dnnl" -split-input-file 2>&1 | FileCheck %s --check-prefix=GEMM
 // RUN: trainc-opt %s --trainc-dispatch="overrides=*=reference" -split-input-file | FileCheck %s --check-prefix=ALLREF
@@ -20,7 +22,8 @@
 // CHECK: kernel.launch "graph.gemm"{{.*}}backend = "dnnl"
 // CHECK: kernel.launch "graph.relu"{{.*}}backend = "generated"
 // FORCED: kernel.launch "graph.gemm"{{.*}}backend = "reference"
-// UNKNOWN: no backend 'cudnn' for graph.gemm (available: dnnl, openblas, reference)
+// LOOPS-DAG: kernel.launch "graph.gemm"{{.*}}backend = "generated"
+// UNKNOWN: no backend 'cudnn' for graph.gemm (available: dnnl, openblas, generated, reference)
 func.func @f(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>, %d: memref<2x4xf32>) {
   kernel.launch "graph.gemm"(%a, %b) -> (%c) {options = {}} : (memref<2x3xf32>, memref<3x4xf32>) -> memref<2x4xf32>
   kernel.launch "graph.relu"(%c) -> (%d) {options = {}} : (memref<2x4xf32>) -> memref<2x4xf32>
@@ -33,6 +36,7 @@ func.func @f(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>, %d: 
 // and forcing a library says why not.
 // CHECK: kernel.launch "graph.gemm"{{.*}}backend = "reference"
 // GEMM: backend 'dnnl' cannot run graph.gemm here: it handles f32 buffers only
+// LOOPS-DAG: backend 'generated' cannot run graph.gemm here: it handles f32 buffers only
 func.func @g(%a: memref<2x3xf64>, %b: memref<3x4xf64>, %c: memref<2x4xf64>) {
   kernel.launch "graph.gemm"(%a, %b) -> (%c) {options = {}} : (memref<2x3xf64>, memref<3x4xf64>) -> memref<2x4xf64>
   return
