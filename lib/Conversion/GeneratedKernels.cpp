@@ -21,6 +21,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 using namespace mlir;
@@ -67,9 +68,31 @@ Value whereOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
   return arith::SelectOp::create(b, loc, x[0], x[1], x[2]);
 }
 
+/// Float (as f64) to i64 as the reference truncates: toward zero,
+/// saturating at the i64 range, NaN to 0 (fptosi alone is poison there).
+Value saturatingToInt64(OpBuilder &b, Location loc, Value wide) {
+  using P = arith::CmpFPredicate;
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  auto integer = [&](int64_t value) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
+  };
+  Value limit = constant(b, loc, f64, 9223372036854775807.0); // 2^63
+  Value tooBig = arith::CmpFOp::create(b, loc, P::OGE, wide, limit);
+  Value tooSmall = arith::CmpFOp::create(
+      b, loc, P::OLE, wide, constant(b, loc, f64, -9223372036854775808.0));
+  Value isNan = arith::CmpFOp::create(b, loc, P::UNO, wide, wide);
+  Value outside = arith::OrIOp::create(
+      b, loc, arith::OrIOp::create(b, loc, tooBig, tooSmall), isNan);
+  Value inRange = arith::SelectOp::create(b, loc, outside,
+                                          constant(b, loc, f64, 0.0), wide);
+  Value result = arith::FPToSIOp::create(b, loc, i64, inRange);
+  result = arith::SelectOp::create(b, loc, tooBig, integer(INT64_MAX), result);
+  return arith::SelectOp::create(b, loc, tooSmall, integer(INT64_MIN), result);
+}
+
 /// graph.cast as the reference converts: floats through double, integers
-/// through i64 (a bool is 0 or 1), to a bool by `!= 0`. Float to integer
-/// (saturating truncation in the reference) is not generated.
+/// through i64 (a bool is 0 or 1; narrower integers wrap), to a bool by
+/// `!= 0`, floats to integers by saturating truncation.
 Value castOp(KernelBuilder &kb, OpBuilder &b, Location loc, ValueRange x) {
   Type to = kb.outputType(0).getElementType();
   Value value = x[0];
@@ -80,6 +103,10 @@ Value castOp(KernelBuilder &kb, OpBuilder &b, Location loc, ValueRange x) {
     if (to.isInteger(1))
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, wide,
                                    constant(b, loc, f64, 0.0));
+    if (isa<IntegerType>(to)) {
+      Value integer = saturatingToInt64(b, loc, wide);
+      return to == i64 ? integer : arith::TruncIOp::create(b, loc, to, integer);
+    }
     return to == f64 ? wide : arith::TruncFOp::create(b, loc, to, wide);
   }
   Value wide = value;
