@@ -7,6 +7,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace trainc::loop;
 
@@ -98,34 +100,54 @@ LogicalResult NestOp::verify() {
       return emitOpError("unknown iterator '") << kind << "'";
   }
 
-  // Operands: one projected-permutation map each, sizes from the domain.
+  // Operands: one map of linear forms each, every element in bounds.
   SmallVector<Value> operands(getInputs());
   llvm::append_range(operands, getOutputs());
   if (getIndexingMaps().size() != operands.size())
     return emitOpError("has ") << getIndexingMaps().size()
                                << " indexing maps for " << operands.size()
                                << " operands";
+  unsigned numInputs = getInputs().size();
+  bool empty = llvm::is_contained(domain, 0);
   for (auto [i, operand] : llvm::enumerate(operands)) {
     AffineMap map = cast<AffineMapAttr>(getIndexingMaps()[i]).getValue();
     auto type = cast<MemRefType>(operand.getType());
-    if (map.getNumDims() != rank || map.getNumSymbols() != 0 ||
-        !map.isProjectedPermutation())
+    bool isOutput = i >= numInputs;
+    if (map.getNumDims() != rank || map.getNumSymbols() != 0)
       return emitOpError("indexing map ")
-             << i << " must be a projected permutation of " << rank
-             << " dimensions";
+             << i << " must have " << rank << " dimensions and no symbols";
     if (map.getNumResults() != type.getRank())
       return emitOpError("indexing map ")
              << i << " has " << map.getNumResults()
              << " results for a buffer of rank " << type.getRank();
     if (!type.getLayout().isIdentity())
       return emitOpError("buffers must have the identity layout");
+    SmallVector<unsigned> outputDims;
     for (auto [axis, expr] : llvm::enumerate(map.getResults())) {
-      unsigned dim = cast<AffineDimExpr>(expr).getPosition();
-      if (type.getDimSize(axis) != domain[dim])
+      std::optional<AffineForm> form = getAffineForm(expr, rank);
+      if (!form)
+        return emitOpError("indexing map ")
+               << i << " result " << axis
+               << " is not a linear function of the dimensions";
+      // Outputs: distinct dimensions, so that no two points of the domain
+      // but those of a reduction write one element.
+      if (isOutput) {
+        std::optional<unsigned> dim = form->singleDim();
+        if (!dim || llvm::is_contained(outputDims, *dim))
+          return emitOpError("output map ")
+                 << i - numInputs
+                 << " must index each axis by its own dimension (times a "
+                    "non-zero step, plus an offset)";
+        outputDims.push_back(*dim);
+      }
+      if (empty)
+        continue;
+      auto [least, greatest] = form->range(domain);
+      if (least < 0 || greatest >= type.getDimSize(axis))
         return emitOpError("operand ")
                << i << " has size " << type.getDimSize(axis) << " on axis "
-               << axis << " but domain dimension " << dim << " is "
-               << domain[dim];
+               << axis << " but the nest reaches [" << least << ", "
+               << greatest << "] there";
     }
   }
 
@@ -166,11 +188,30 @@ LogicalResult NestOp::verify() {
   if (parallel >= static_cast<int64_t>(rank) || parallel < -1)
     return emitOpError("parallel dimension ")
            << parallel << " is not a dimension of the domain";
+  // Maps whose results sum dimensions are lowered as upstream lowers
+  // convolutions without a vectorizer: by scalar loops, over whole buffers.
+  bool sums = llvm::any_of(getIndexingMaps(), [&](Attribute attr) {
+    return llvm::any_of(
+        cast<AffineMapAttr>(attr).getValue().getResults(), [&](AffineExpr e) {
+          std::optional<AffineForm> form = getAffineForm(e, rank);
+          return !form->singleDim() && !form->isConstant();
+        });
+  });
+  if (sums && schedule.getVectorize())
+    return emitOpError("cannot vectorize a nest whose indexing maps sum "
+                       "dimensions");
   if (parallel >= 0) {
     if (isReduction(parallel))
       return emitOpError("parallel dimension ")
              << parallel << " is a reduction";
-    unsigned numInputs = getInputs().size();
+    for (auto [i, attr] : llvm::enumerate(getIndexingMaps()))
+      for (AffineExpr e : cast<AffineMapAttr>(attr).getValue().getResults()) {
+        std::optional<AffineForm> form = getAffineForm(e, rank);
+        if (form->coefficients[parallel] != 0 && !form->singleDim())
+          return emitOpError("parallel dimension ")
+                 << parallel << " is summed with others in indexing map "
+                 << i;
+      }
     for (unsigned i = 0; i < getOutputs().size(); ++i) {
       AffineMap map =
           cast<AffineMapAttr>(getIndexingMaps()[numInputs + i]).getValue();
@@ -190,6 +231,65 @@ LogicalResult IndexOp::verify() {
            << getDim() << " is not a dimension of the domain (rank " << rank
            << ")";
   return success();
+}
+
+std::optional<unsigned> AffineForm::singleDim() const {
+  std::optional<unsigned> dim;
+  for (auto [d, coefficient] : llvm::enumerate(coefficients)) {
+    if (coefficient == 0)
+      continue;
+    if (dim)
+      return std::nullopt;
+    dim = d;
+  }
+  return dim;
+}
+
+bool AffineForm::isConstant() const {
+  return llvm::all_of(coefficients, [](int64_t c) { return c == 0; });
+}
+
+std::pair<int64_t, int64_t> AffineForm::range(ArrayRef<int64_t> domain) const {
+  int64_t least = constant, greatest = constant;
+  for (auto [coefficient, extent] : llvm::zip(coefficients, domain)) {
+    int64_t reach = coefficient * (extent - 1);
+    least += std::min<int64_t>(0, reach);
+    greatest += std::max<int64_t>(0, reach);
+  }
+  return {least, greatest};
+}
+
+std::optional<AffineForm> trainc::loop::getAffineForm(AffineExpr expr,
+                                                      unsigned numDims) {
+  AffineForm form;
+  form.coefficients.assign(numDims, 0);
+  // Adds `scale` times `e` to the form.
+  std::function<bool(AffineExpr, int64_t)> add = [&](AffineExpr e,
+                                                     int64_t scale) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      form.constant += scale * c.getValue();
+      return true;
+    }
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      if (d.getPosition() >= numDims)
+        return false;
+      form.coefficients[d.getPosition()] += scale;
+      return true;
+    }
+    auto binary = dyn_cast<AffineBinaryOpExpr>(e);
+    if (!binary)
+      return false;
+    if (binary.getKind() == AffineExprKind::Add)
+      return add(binary.getLHS(), scale) && add(binary.getRHS(), scale);
+    if (binary.getKind() != AffineExprKind::Mul)
+      return false;
+    // A product has a constant factor (MLIR keeps it on the right).
+    auto factor = dyn_cast<AffineConstantExpr>(binary.getRHS());
+    return factor && add(binary.getLHS(), scale * factor.getValue());
+  };
+  if (!add(expr, 1))
+    return std::nullopt;
+  return form;
 }
 
 #define GET_OP_CLASSES

@@ -52,7 +52,10 @@ def Loop_ScheduleAttr : AttrDef<Loop_Dialect, "Schedule"> {
     * `tile`: the tile size of every domain dimension (1 ≤ size); the nest
       becomes loops over tiles, in domain order, around one tile.
     * `vectorize`: the tile is computed on vectors of the tile's shape, with
-      masks for the partial tiles at the domain's edges.
+      masks for the partial tiles at the domain's edges. Nests whose maps
+      sum dimensions (windows) are not vectorized: they run as scalar loops.
+
+    The parallel dimension may not be summed with others in any map.
   }];
   let parameters = (ins "int64_t":$parallel,
                         ArrayRefParameter<"int64_t">:$tile,
@@ -92,9 +95,16 @@ def Loop_NestOp : Loop_Op<"nest", [AttrSizedOperandSegments]> {
   let description = [{
     Runs `body` once for every point of the iteration domain `domain`
     (extent per dimension). `indexing_maps` gives, per operand (inputs, then
-    outputs), the element each point touches: a projected permutation of
-    the domain's dimensions with as many results as the buffer's rank (a
-    rank-0 buffer is the same element everywhere). The body receives the
+    outputs), the element each point touches, with as many results as the
+    buffer's rank (a rank-0 buffer is the same element everywhere). Each
+    result is a linear function of the dimensions with integer
+    coefficients: `d1` reads along a dimension, `d1 + 3` or `d1 * -2 + 9`
+    a shifted or strided slice of the axis, `d2 * 2 + d5` a convolution's
+    window. Every point must stay in bounds (the verifier checks the whole
+    domain), so generated code never needs a bounds check. An output's
+    results each use one dimension of their own (times a non-zero step,
+    plus an offset): distinct points of the parallel dimensions write
+    distinct elements. The body receives the
     input elements and the current output elements and yields the new
     output elements. `iterators` marks each dimension `parallel` or
     `reduction`; along reduction dimensions an output accumulates, so it must

@@ -19,12 +19,39 @@ ScheduleAttr defaultSchedule(MLIRContext *context, ArrayRef<int64_t> domain,
   int64_t lanes = std::max<int64_t>(1, domain[inner]);
   tile[inner] = std::min(innerTile(vectorLanes),
                          (lanes + vectorLanes - 1) / vectorLanes * vectorLanes);
-  // Contiguous or broadcast along the innermost dimension, never strided.
+  // Every result one dimension read forward (or a constant), each
+  // dimension at most once per buffer (what linalg's vectorizer takes),
+  // and the innermost dimension contiguous or broadcast, never strided.
+  auto forms = [&](AffineMap map) {
+    return llvm::map_to_vector(map.getResults(), [&](AffineExpr expr) {
+      return *getAffineForm(expr, rank);
+    });
+  };
   bool vectorize = llvm::all_of(maps, [&](AffineMap map) {
-    std::optional<unsigned> axis =
-        map.getResultPosition(getAffineDimExpr(inner, context));
-    return !axis || *axis + 1 == map.getNumResults();
+    SmallVector<unsigned> dims;
+    SmallVector<AffineForm> results = forms(map);
+    for (auto [axis, form] : llvm::enumerate(results)) {
+      if (form.isConstant())
+        continue;
+      std::optional<unsigned> dim = form.singleDim();
+      if (!dim || form.coefficients[*dim] < 0 || llvm::is_contained(dims, *dim))
+        return false;
+      dims.push_back(*dim);
+      if (*dim == inner &&
+          (axis + 1 != results.size() || form.coefficients[*dim] != 1))
+        return false;
+    }
+    return true;
   });
+  // The parallel dimension must be read forward, alone, in every result.
+  auto splittable = [&](int64_t dim) {
+    return llvm::all_of(maps, [&](AffineMap map) {
+      return llvm::all_of(forms(map), [&](const AffineForm &form) {
+        return form.coefficients[dim] == 0 ||
+               (form.singleDim() && form.coefficients[dim] > 0);
+      });
+    });
+  };
 
   int64_t points = 1;
   for (int64_t extent : domain)
@@ -34,9 +61,9 @@ ScheduleAttr defaultSchedule(MLIRContext *context, ArrayRef<int64_t> domain,
     for (int64_t dim = 0; dim < rank && parallel < 0; ++dim) {
       if (isReduction[dim] || (domain[dim] + tile[dim] - 1) / tile[dim] < 2)
         continue;
-      if (llvm::all_of(maps.take_back(numOutputs), [&](AffineMap map) {
-            return map.isFunctionOfDim(dim);
-          }))
+      if (llvm::all_of(maps.take_back(numOutputs),
+                       [&](AffineMap map) { return map.isFunctionOfDim(dim); }) &&
+          splittable(dim))
         parallel = dim;
     }
   }

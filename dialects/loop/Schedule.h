@@ -24,9 +24,11 @@ inline constexpr int64_t kParallelPoints = 32768;
 ///  * the innermost dimension is tiled by up to innerTile(vectorLanes)
 ///    elements (a multiple of vectorLanes) and
 ///    vectorized when every buffer either reads it contiguously (as its
-///    last axis) or not at all; other dimensions have tiles of 1;
+///    last axis) or not at all, and no map sums dimensions or steps
+///    backwards; other dimensions have tiles of 1;
 ///  * nests of at least kParallelPoints points split the outermost
-///    parallel dimension that every output depends on across threads.
+///    parallel dimension that every output depends on, and that no map
+///    sums with others, across threads.
 ScheduleAttr defaultSchedule(mlir::MLIRContext *context,
                              llvm::ArrayRef<int64_t> domain,
                              llvm::ArrayRef<bool> isReduction,

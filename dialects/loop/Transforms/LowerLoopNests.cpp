@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace trainc::loop {
 #define GEN_PASS_DEF_LOWERLOOPNESTSPASS
@@ -36,56 +37,151 @@ MemRefType storageType(Type type) {
                          storageElementType(memref.getElementType()));
 }
 
-/// Views of `buffers` restricted to [begin, begin + size) along every axis
-/// that `dim` indexes (the block of the parallel dimension).
-SmallVector<Value> blockViews(OpBuilder &b, Location loc, ValueRange buffers,
-                              ArrayRef<AffineMap> maps, int64_t dim,
-                              Value begin, Value size) {
-  SmallVector<Value> views;
-  for (auto [buffer, map] : llvm::zip(buffers, maps)) {
-    std::optional<unsigned> axis =
-        dim < 0 ? std::nullopt : map.getResultPosition(b.getAffineDimExpr(dim));
-    if (!axis) {
-      views.push_back(buffer);
-      continue;
+/// An operand as linalg sees it: a view of its buffer and the map into it.
+struct View {
+  Value buffer;
+  AffineMap map;
+};
+
+/// `buffer`, indexed by `map` over `nest`'s domain, as a view in which a
+/// result c * d + k (c > 0) is dimension d on its own: the axis becomes a
+/// view from k with stride c (from k + c * begin, `size` long, along the
+/// parallel dimension `parallel`, whose block [begin, begin + size) the
+/// function computes); a constant result k drops its axis (a rank-reducing
+/// view at k). Other results (sums of dimensions, negative steps) stay as
+/// they are, over the whole axis. Buffers that need no view are returned
+/// unchanged.
+View viewOf(OpBuilder &b, Location loc, NestOp nest, Value buffer,
+            AffineMap map, int64_t parallel, Value begin, Value size) {
+  MLIRContext *context = b.getContext();
+  ArrayRef<int64_t> domain = nest.getDomain();
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SmallVector<AffineExpr> results;
+  llvm::SmallBitVector dropped(type.getRank());
+  bool whole = true;
+  for (auto [axis, expr] : llvm::enumerate(map.getResults())) {
+    AffineForm form = *getAffineForm(expr, domain.size());
+    int64_t extent = type.getDimSize(axis);
+    std::optional<unsigned> dim = form.singleDim();
+    int64_t step = dim ? form.coefficients[*dim] : 0;
+    if (form.isConstant()) {
+      offsets.push_back(b.getIndexAttr(form.constant));
+      sizes.push_back(b.getIndexAttr(1));
+      strides.push_back(b.getIndexAttr(1));
+      dropped.set(axis);
+      whole = false;
+    } else if (dim && step > 0) {
+      results.push_back(b.getAffineDimExpr(*dim));
+      if (static_cast<int64_t>(*dim) == parallel) {
+        Value start = arith::MulIOp::create(
+            b, loc, begin, arith::ConstantIndexOp::create(b, loc, step));
+        offsets.push_back(
+            arith::AddIOp::create(
+                b, loc, start,
+                arith::ConstantIndexOp::create(b, loc, form.constant))
+                .getResult());
+        sizes.push_back(size);
+        whole = false;
+      } else {
+        offsets.push_back(b.getIndexAttr(form.constant));
+        sizes.push_back(b.getIndexAttr(domain[*dim]));
+        whole &= form.constant == 0 && domain[*dim] == extent;
+      }
+      strides.push_back(b.getIndexAttr(step));
+      whole &= step == 1;
+    } else {
+      results.push_back(expr);
+      offsets.push_back(b.getIndexAttr(0));
+      sizes.push_back(b.getIndexAttr(extent));
+      strides.push_back(b.getIndexAttr(1));
     }
-    auto type = cast<MemRefType>(buffer.getType());
-    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes =
-        getAsIndexOpFoldResult(b.getContext(), type.getShape());
-    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-    offsets[*axis] = begin;
-    sizes[*axis] = size;
-    views.push_back(
-        memref::SubViewOp::create(b, loc, buffer, offsets, sizes, strides));
   }
-  return views;
+  AffineMap viewMap = AffineMap::get(domain.size(), 0, results, context);
+  if (whole)
+    return {buffer, viewMap};
+  SmallVector<int64_t> viewShape;
+  for (auto [axis, axisSize] : llvm::enumerate(sizes))
+    if (!dropped.test(axis))
+      viewShape.push_back(getConstantIntValue(axisSize).value_or(
+          ShapedType::kDynamic));
+  MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
+      viewShape, type, offsets, sizes, strides);
+  return {memref::SubViewOp::create(b, loc, viewType, buffer,
+                                    offsets, sizes, strides),
+          viewMap};
+}
+/// A view that gives linalg the extent of the dimensions no view indexes
+/// plainly (a window's taps that only appear summed with an output
+/// position), as linalg's pooling ops take a `window` operand: a
+/// zero-stride view of `anyBuffer`, never read. Null if every dimension
+/// has an extent already.
+View extentsView(OpBuilder &b, Location loc, NestOp nest, Value anyBuffer,
+                 ArrayRef<View> views) {
+  ArrayRef<int64_t> domain = nest.getDomain();
+  llvm::SmallBitVector known(domain.size());
+  for (const View &view : views)
+    for (AffineExpr expr : view.map.getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        known.set(dim.getPosition());
+  SmallVector<AffineExpr> results;
+  SmallVector<int64_t> shape;
+  for (unsigned dim = 0; dim < domain.size(); ++dim)
+    if (!known.test(dim)) {
+      results.push_back(b.getAffineDimExpr(dim));
+      shape.push_back(domain[dim]);
+    }
+  if (results.empty())
+    return {};
+  auto source = cast<MemRefType>(anyBuffer.getType());
+  SmallVector<int64_t> zeros(shape.size(), 0);
+  auto type = MemRefType::get(
+      shape, source.getElementType(),
+      StridedLayoutAttr::get(b.getContext(), 0, zeros));
+  Value view = memref::ReinterpretCastOp::create(b, loc, type, anyBuffer, 0,
+                                                 shape, zeros);
+  return {view, AffineMap::get(domain.size(), 0, results, b.getContext())};
 }
 
-/// The nest's computation as a linalg.generic on `inputs`/`outputs`
-/// (storage types): the body is cloned, with i1 values narrowed from and
+/// The nest's computation as a linalg.generic on `inputs` and `outputs`
+/// (views of the storage buffers; `extents`, if any, an input the body
+/// ignores): the body is cloned, with i1 values narrowed from and
 /// widened to their byte storage. loop.index becomes linalg.index, plus
 /// `begin` along the parallel dimension `dim` since the generic only sees
 /// one block of it (tiling then offsets linalg.index by each tile's start).
-linalg::GenericOp buildGeneric(OpBuilder &b, NestOp nest, ValueRange inputs,
-                               ValueRange outputs, int64_t dim, Value begin) {
+linalg::GenericOp buildGeneric(OpBuilder &b, NestOp nest,
+                               ArrayRef<View> inputs, View extents,
+                               ArrayRef<View> outputs, int64_t dim,
+                               Value begin) {
   SmallVector<utils::IteratorType> iterators;
-  for (unsigned dim = 0; dim < nest.getDomain().size(); ++dim)
-    iterators.push_back(nest.isReduction(dim) ? utils::IteratorType::reduction
-                                              : utils::IteratorType::parallel);
-  SmallVector<AffineMap> maps = llvm::to_vector(
-      nest.getIndexingMaps().getAsValueRange<AffineMapAttr>());
+  for (unsigned d = 0; d < nest.getDomain().size(); ++d)
+    iterators.push_back(nest.isReduction(d) ? utils::IteratorType::reduction
+                                            : utils::IteratorType::parallel);
+  SmallVector<View> allInputs(inputs);
+  if (extents.buffer)
+    allInputs.push_back(extents);
+  SmallVector<Value> inputBuffers, outputBuffers;
+  SmallVector<AffineMap> maps;
+  for (const View &view : allInputs) {
+    inputBuffers.push_back(view.buffer);
+    maps.push_back(view.map);
+  }
+  for (const View &view : outputs) {
+    outputBuffers.push_back(view.buffer);
+    maps.push_back(view.map);
+  }
   Block &body = nest.getBody().front();
   return linalg::GenericOp::create(
-      b, nest.getLoc(), TypeRange{}, inputs, outputs, maps, iterators,
-      [&](OpBuilder &nested, Location loc, ValueRange arguments) {
+      b, nest.getLoc(), TypeRange{}, inputBuffers, outputBuffers, maps,
+      iterators, [&](OpBuilder &nested, Location loc, ValueRange arguments) {
+        // The generic's arguments but the extents' one.
+        SmallVector<Value> stored(arguments.take_front(inputs.size()));
+        llvm::append_range(stored, arguments.take_back(outputs.size()));
         IRMapping mapping;
-        for (auto [original, stored] :
-             llvm::zip(body.getArguments(), arguments)) {
-          Value value = stored;
-          if (original.getType() != stored.getType())
+        for (auto [original, value] : llvm::zip(body.getArguments(), stored)) {
+          if (original.getType() != value.getType())
             value = arith::TruncIOp::create(nested, loc, original.getType(),
-                                            stored);
+                                            value);
           mapping.map(original, value);
         }
         for (Operation &op : body.without_terminator()) {
@@ -103,9 +199,10 @@ linalg::GenericOp buildGeneric(OpBuilder &b, NestOp nest, ValueRange inputs,
         auto yield = cast<YieldOp>(body.getTerminator());
         for (auto [value, output] : llvm::zip(yield.getValues(), outputs)) {
           Value result = mapping.lookupOrDefault(value);
-          Type stored = cast<MemRefType>(output.getType()).getElementType();
-          if (result.getType() != stored)
-            result = arith::ExtUIOp::create(nested, loc, stored, result);
+          Type storedType =
+              cast<MemRefType>(output.buffer.getType()).getElementType();
+          if (result.getType() != storedType)
+            result = arith::ExtUIOp::create(nested, loc, storedType, result);
           results.push_back(result);
         }
         linalg::YieldOp::create(nested, loc, results);
@@ -116,7 +213,11 @@ linalg::GenericOp buildGeneric(OpBuilder &b, NestOp nest, ValueRange inputs,
 LogicalResult applySchedule(RewriterBase &rewriter, linalg::GenericOp generic,
                             ScheduleAttr schedule, NestOp nest) {
   Operation *tile = generic;
-  if (generic.getNumLoops() > 0) {
+  // Scalar tiles of one point are the loops themselves.
+  bool pointwise =
+      !schedule.getVectorize() &&
+      llvm::all_of(schedule.getTile(), [](int64_t size) { return size == 1; });
+  if (generic.getNumLoops() > 0 && !pointwise) {
     scf::SCFTilingOptions options;
     options.setTileSizes(
         getAsIndexOpFoldResult(rewriter.getContext(), schedule.getTile()));
@@ -190,15 +291,22 @@ LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
   }
   SmallVector<AffineMap> maps = llvm::to_vector(
       nest.getIndexingMaps().getAsValueRange<AffineMapAttr>());
+  auto views = [&](ArrayRef<Value> buffers, ArrayRef<AffineMap> bufferMaps) {
+    SmallVector<View> result;
+    for (auto [buffer, map] : llvm::zip(buffers, bufferMaps))
+      result.push_back(viewOf(b, loc, nest, buffer, map, dim, begin, size));
+    return result;
+  };
   unsigned numInputs = inputs.size();
-  SmallVector<Value> inputViews =
-      blockViews(b, loc, inputs, ArrayRef(maps).take_front(numInputs), dim,
-                 begin, size);
-  SmallVector<Value> outputViews =
-      blockViews(b, loc, outputs, ArrayRef(maps).drop_front(numInputs), dim,
-                 begin, size);
-  linalg::GenericOp generic =
-      buildGeneric(b, nest, inputViews, outputViews, dim, begin);
+  SmallVector<View> inputViews =
+      views(inputs, ArrayRef(maps).take_front(numInputs));
+  SmallVector<View> outputViews =
+      views(outputs, ArrayRef(maps).drop_front(numInputs));
+  SmallVector<View> allViews(inputViews);
+  llvm::append_range(allViews, outputViews);
+  View extents = extentsView(b, loc, nest, outputs.front(), allViews);
+  linalg::GenericOp generic = buildGeneric(b, nest, inputViews, extents,
+                                           outputViews, dim, begin);
   func::ReturnOp::create(b, loc);
 
   IRRewriter rewriter(context);

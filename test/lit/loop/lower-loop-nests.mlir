@@ -134,3 +134,75 @@ func.func private @label_score(%x: memref<64x10xf32>, %labels: memref<64xi64>, %
   }
   return
 }
+
+// -----
+
+// A strided, offset slice x[1:9:2, 3:40] read by a parallel, vectorized
+// nest: the slice is a view (offset 1 + 2 * begin rows, row stride 2) in
+// which both dimensions are plain, so the vectorizer takes it.
+// CHECK-LABEL: func.func @slice_nest0(
+// CHECK-SAME: %[[BEGIN:.*]]: index, %{{.*}}: index, %[[X:.*]]: memref<16x40xf32>, %{{.*}}: memref<4x37xf32>)
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %c2 : index
+// CHECK: %[[START:.*]] = arith.addi %[[ROW]], %c1{{.*}} : index
+// CHECK: memref.subview %[[X]][%[[START]], 3] [%{{.*}}, 37] [2, 1] : memref<16x40xf32> to memref<?x37xf32, strided<[80, 1], offset: ?>>
+// CHECK: vector.transfer_read {{.*}} vector<1x64xf32>
+#slice = affine_map<(d0, d1) -> (d0 * 2 + 1, d1 + 3)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func private @slice(%x: memref<16x40xf32>, %y: memref<4x37xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<16x40xf32>) outs(%y : memref<4x37xf32>)
+      domain = [4, 37] schedule = #loop.schedule<parallel = 0, tile = [1, 64], vectorize = true>
+      attributes {indexing_maps = [#slice, #id], iterators = ["parallel", "parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// A constant result drops its axis (a rank-reducing view of row 2); an
+// output written at an offset is a view too (the second part of a
+// concatenation).
+// CHECK-LABEL: func.func @concat_nest0(
+// CHECK: memref.subview %{{.*}}[2, 0] [1, 8] [1, 1] : memref<4x8xf32> to memref<8xf32, strided<[1], offset: 16>>
+// CHECK: memref.subview %{{.*}}[3] [8] [1] : memref<11xf32> to memref<8xf32, strided<[1], offset: 3>>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>
+#row = affine_map<(d0) -> (2, d0)>
+#shifted = affine_map<(d0) -> (d0 + 3)>
+func.func private @concat(%m: memref<4x8xf32>, %z: memref<11xf32>) attributes {loop.kernel} {
+  loop.nest ins(%m : memref<4x8xf32>) outs(%z : memref<11xf32>)
+      domain = [8] schedule = #loop.schedule<parallel = -1, tile = [16], vectorize = true>
+      attributes {indexing_maps = [#row, #shifted], iterators = ["parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// A max pool of windows 3 wide, stride 2: the input's columns sum the
+// window position and the tap, so the nest runs as scalar loops (tiles of
+// one point are the loops themselves, no tiling). The taps appear in no
+// other map: a zero-stride view of the output gives linalg their extent.
+// CHECK-LABEL: func.func @pool_nest0(
+// CHECK: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [3], strides: [0] : memref<8x4xf32> to memref<3xf32, strided<[0]>>
+// CHECK: scf.for %[[N:.*]] =
+// CHECK: scf.for %[[O:.*]] =
+// CHECK: scf.for %[[K:.*]] =
+// CHECK: %[[COL:.*]] = affine.apply #{{.*}}(%[[O]], %[[K]])
+// CHECK: memref.load %{{.*}}[%{{.*}}, %[[COL]]] : memref<?x9xf32, strided<[9, 1], offset: ?>>
+// CHECK: arith.maximumf
+// CHECK-NOT: vector.
+#window = affine_map<(d0, d1, d2) -> (d0, d1 * 2 + d2)>
+#pos = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func private @pool(%x: memref<8x9xf32>, %y: memref<8x4xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<8x9xf32>) outs(%y : memref<8x4xf32>)
+      domain = [8, 4, 3] schedule = #loop.schedule<parallel = 0, tile = [1, 1, 1], vectorize = false>
+      attributes {indexing_maps = [#window, #pos], iterators = ["parallel", "parallel", "reduction"]} {
+  ^bb0(%a: f32, %out: f32):
+    %m = arith.maximumf %a, %out : f32
+    loop.yield %m : f32
+  }
+  return
+}

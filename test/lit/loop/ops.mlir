@@ -21,6 +21,39 @@ func.func @bias_relu(%x: memref<64x10xf32>, %b: memref<10xf32>, %y: memref<64x10
 
 // -----
 
+// Affine maps: a 3x3 window with stride 2 over a padded image (sums of
+// dimensions), a strided slice read backwards, a fixed row, and an output
+// written at an offset (the second part of a concatenation).
+// CHECK-LABEL: func.func @affine_maps
+// CHECK: domain = [3, 3, 3, 3]
+// CHECK: domain = [4]
+#window = affine_map<(d0, d1, d2, d3) -> (d0 * 2 + d2, d1 * 2 + d3)>
+#taps = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+#pos = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+#back = affine_map<(d0) -> (2, d0 * -2 + 7)>
+#shifted = affine_map<(d0) -> (d0 + 3)>
+func.func @affine_maps(%x: memref<7x7xf32>, %w: memref<3x3xf32>, %y: memref<3x3xf32>,
+                       %m: memref<4x8xf32>, %z: memref<7xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x, %w : memref<7x7xf32>, memref<3x3xf32>) outs(%y : memref<3x3xf32>)
+      domain = [3, 3, 3, 3] schedule = #loop.schedule<parallel = -1, tile = [1, 1, 1, 1], vectorize = false>
+      attributes {indexing_maps = [#window, #taps, #pos],
+                  iterators = ["parallel", "parallel", "reduction", "reduction"]} {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %p, %out : f32
+    loop.yield %s : f32
+  }
+  loop.nest ins(%m : memref<4x8xf32>) outs(%z : memref<7xf32>)
+      domain = [4] schedule = #loop.schedule<parallel = 0, tile = [1], vectorize = false>
+      attributes {indexing_maps = [#back, #shifted], iterators = ["parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
 // The label's score of each row: a sum over the classes of
 // select(class == label, x, 0). A rank-0 nest (its tile list is empty)
 // sets the row sums first; the kernel checks its labels.
@@ -98,7 +131,7 @@ func.func @check_outside_kernel(%status: memref<i64>)
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @wrong_extent(%x: memref<64x10xf32>, %y: memref<64x10xf32>) {
-  // expected-error @+1 {{operand 0 has size 10 on axis 1 but domain dimension 1 is 12}}
+  // expected-error @+1 {{operand 0 has size 10 on axis 1 but the nest reaches [0, 11] there}}
   loop.nest ins(%x : memref<64x10xf32>) outs(%y : memref<64x10xf32>)
       domain = [64, 12] schedule = #loop.schedule<parallel = -1, tile = [1, 16], vectorize = true>
       attributes {indexing_maps = [#id, #id], iterators = ["parallel", "parallel"]} {
@@ -164,6 +197,105 @@ func.func @zero_tile(%x: memref<8xf32>, %y: memref<8xf32>) {
       attributes {indexing_maps = [#id, #id], iterators = ["parallel"]} {
   ^bb0(%a: f32, %out: f32):
     loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// A window read past the padded input's end: (3 - 1) * 2 + (3 - 1) = 6.
+#window = affine_map<(d0, d1) -> (d0 * 2 + d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @window_out_of_bounds(%x: memref<6xf32>, %y: memref<3xf32>) {
+  // expected-error @+1 {{operand 0 has size 6 on axis 0 but the nest reaches [0, 6] there}}
+  loop.nest ins(%x : memref<6xf32>) outs(%y : memref<3xf32>)
+      domain = [3, 3] schedule = #loop.schedule<parallel = -1, tile = [1, 1], vectorize = false>
+      attributes {indexing_maps = [#window, #out], iterators = ["parallel", "reduction"]} {
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.addf %a, %out : f32
+    loop.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A step backwards that starts before the buffer: 2 - d0 for d0 in [0, 4).
+#back = affine_map<(d0) -> (-d0 + 2)>
+#id = affine_map<(d0) -> (d0)>
+func.func @reversed_out_of_bounds(%x: memref<4xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{operand 0 has size 4 on axis 0 but the nest reaches [-1, 2] there}}
+  loop.nest ins(%x : memref<4xf32>) outs(%y : memref<4xf32>)
+      domain = [4] schedule = #loop.schedule<parallel = -1, tile = [1], vectorize = false>
+      attributes {indexing_maps = [#back, #id], iterators = ["parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+#mod = affine_map<(d0) -> (d0 mod 2)>
+#id = affine_map<(d0) -> (d0)>
+func.func @not_linear(%x: memref<2xf32>, %y: memref<4xf32>) {
+  // expected-error @+1 {{indexing map 0 result 0 is not a linear function of the dimensions}}
+  loop.nest ins(%x : memref<2xf32>) outs(%y : memref<4xf32>)
+      domain = [4] schedule = #loop.schedule<parallel = -1, tile = [1], vectorize = false>
+      attributes {indexing_maps = [#mod, #id], iterators = ["parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// Two points writing one element: outputs index each axis by a dimension
+// of its own.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> (d0 + d1)>
+func.func @output_sums(%x: memref<3x3xf32>, %y: memref<5xf32>) {
+  // expected-error @+1 {{output map 0 must index each axis by its own dimension (times a non-zero step, plus an offset)}}
+  loop.nest ins(%x : memref<3x3xf32>) outs(%y : memref<5xf32>)
+      domain = [3, 3] schedule = #loop.schedule<parallel = -1, tile = [1, 1], vectorize = false>
+      attributes {indexing_maps = [#id, #sum], iterators = ["parallel", "parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+#window = affine_map<(d0, d1) -> (d0 + d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @vectorized_window(%x: memref<10xf32>, %y: memref<8xf32>) {
+  // expected-error @+1 {{cannot vectorize a nest whose indexing maps sum dimensions}}
+  loop.nest ins(%x : memref<10xf32>) outs(%y : memref<8xf32>)
+      domain = [8, 3] schedule = #loop.schedule<parallel = -1, tile = [1, 16], vectorize = true>
+      attributes {indexing_maps = [#window, #out], iterators = ["parallel", "reduction"]} {
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.addf %a, %out : f32
+    loop.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Threads split the rows of the output, but the input's rows are summed
+// with the window taps: a block's reads would not be a block of the input.
+#window = affine_map<(d0, d1) -> (d0 + d1)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @parallel_window(%x: memref<10xf32>, %y: memref<8xf32>) {
+  // expected-error @+1 {{parallel dimension 0 is summed with others in indexing map 0}}
+  loop.nest ins(%x : memref<10xf32>) outs(%y : memref<8xf32>)
+      domain = [8, 3] schedule = #loop.schedule<parallel = 0, tile = [1, 1], vectorize = false>
+      attributes {indexing_maps = [#window, #out], iterators = ["parallel", "reduction"]} {
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.addf %a, %out : f32
+    loop.yield %s : f32
   }
   return
 }
