@@ -492,6 +492,15 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.batch_norm_training", "dnnl", -10, dnnlBatchNorm},
       {"graph.batch_norm_inference", "dnnl", -10, dnnlBatchNorm},
       {"graph.batch_norm_training_backward", "dnnl", -10, dnnlBatchNorm},
+      // Windows and slices as loop nests with affine maps
+      // (GeneratedConvKernels.cpp, GeneratedSliceKernels.cpp): the
+      // fallback, whose convolutions run as scalar loops. Only when asked.
+      {"graph.conv", "generated", -10, allFloat32},
+      {"graph.conv_backward_input", "generated", -10, allFloat32},
+      {"graph.conv_backward_weight", "generated", -10, allFloat32},
+      {"graph.slice", "generated", -10, always},
+      {"graph.slice_backward", "generated", -10, always},
+      {"graph.concat", "generated", -10, always},
       // Wider exactly tiling windows are read strided, by scalar loops:
       // 1.18 ms against oneDNN's 0.36-0.42 ms for the gradient of a 3x3/3
       // pool of 64x32x27x27 (2 threads).

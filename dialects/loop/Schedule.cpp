@@ -53,6 +53,16 @@ ScheduleAttr defaultSchedule(MLIRContext *context, ArrayRef<int64_t> domain,
     });
   };
 
+  // Windows (sums of dimensions) run as scalar loops: tiles of one point
+  // are the loops themselves.
+  bool sums = llvm::any_of(maps, [&](AffineMap map) {
+    return llvm::any_of(forms(map), [](const AffineForm &form) {
+      return !form.isConstant() && !form.singleDim();
+    });
+  });
+  if (sums)
+    tile.assign(rank, 1);
+
   int64_t points = 1;
   for (int64_t extent : domain)
     points *= extent;

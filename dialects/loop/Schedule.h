@@ -25,7 +25,8 @@ inline constexpr int64_t kParallelPoints = 32768;
 ///    elements (a multiple of vectorLanes) and
 ///    vectorized when every buffer either reads it contiguously (as its
 ///    last axis) or not at all, and no map sums dimensions or steps
-///    backwards; other dimensions have tiles of 1;
+///    backwards; other dimensions have tiles of 1 (all of them when a
+///    map sums dimensions: such nests run as scalar loops);
 ///  * nests of at least kParallelPoints points split the outermost
 ///    parallel dimension that every output depends on, and that no map
 ///    sums with others, across threads.

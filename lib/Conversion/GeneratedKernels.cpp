@@ -487,6 +487,12 @@ const llvm::StringMap<Builder> &builders() {
     t["graph.global_avg_pool"] = buildGlobalAvgPool;
     t["graph.matmul"] = buildMatmul;
     t["graph.gemm"] = buildGemm;
+    t["graph.slice"] = buildSlice;
+    t["graph.slice_backward"] = buildSliceBackward;
+    t["graph.concat"] = buildConcat;
+    t["graph.conv"] = buildConv;
+    t["graph.conv_backward_input"] = buildConvBackwardInput;
+    t["graph.conv_backward_weight"] = buildConvBackwardWeight;
     return t;
   }();
   return table;

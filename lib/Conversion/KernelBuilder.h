@@ -158,6 +158,16 @@ public:
       return attr.getValueAsDouble();
     return std::nullopt;
   }
+  /// An integer-array option, empty when absent.
+  ArrayRef<int64_t> integers(StringRef name) {
+    auto array = launch.getOptions().getAs<DenseI64ArrayAttr>(name);
+    return array ? array.asArrayRef() : ArrayRef<int64_t>();
+  }
+  std::optional<int64_t> integer(StringRef name) {
+    if (auto attr = launch.getOptions().getAs<IntegerAttr>(name))
+      return attr.getInt();
+    return std::nullopt;
+  }
   bool flag(StringRef name) {
     auto attr = launch.getOptions().getAs<BoolAttr>(name);
     return attr && attr.getValue();
@@ -189,7 +199,6 @@ public:
     MLIRContext *context = builder.getContext();
     SmallVector<AffineMap> maps;
     SmallVector<Value> inputBuffers, outputBuffers;
-    SmallVector<Type> elements;
     for (const Operand &operand : inputs) {
       maps.push_back(space.map(operand.id, context));
       inputBuffers.push_back(operand.buffer);
@@ -198,19 +207,30 @@ public:
       maps.push_back(space.map(operand.id, context));
       outputBuffers.push_back(operand.buffer);
     }
-    for (Value buffer : llvm::concat<Value>(inputBuffers, outputBuffers))
+    return nest(space.domain, reduction, inputBuffers, outputBuffers, maps,
+                body);
+  }
+
+  /// Appends a loop.nest over `domain` whose `inputs` and `outputs` are
+  /// indexed by `maps` (inputs first: any linear maps the loop dialect
+  /// takes, such as windows and slices), with the default schedule.
+  loop::NestOp nest(ArrayRef<int64_t> domain, ArrayRef<bool> reduction,
+                    ArrayRef<Value> inputs, ArrayRef<Value> outputs,
+                    ArrayRef<AffineMap> maps, Body body) {
+    MLIRContext *context = builder.getContext();
+    SmallVector<Type> elements;
+    for (Value buffer : llvm::concat<const Value>(inputs, outputs))
       elements.push_back(cast<MemRefType>(buffer.getType()).getElementType());
     SmallVector<Attribute> iterators;
     for (bool reduces : reduction)
       iterators.push_back(
           builder.getStringAttr(reduces ? "reduction" : "parallel"));
     loop::ScheduleAttr schedule = loop::defaultSchedule(
-        context, space.domain, reduction, maps, outputs.size(), vectorLanes);
-    auto nestOp =
-        loop::NestOp::create(builder, loc, inputBuffers, outputBuffers,
-                             builder.getDenseI64ArrayAttr(space.domain),
-                             builder.getAffineMapArrayAttr(maps),
-                             builder.getArrayAttr(iterators), schedule);
+        context, domain, reduction, maps, outputs.size(), vectorLanes);
+    auto nestOp = loop::NestOp::create(
+        builder, loc, inputs, outputs, builder.getDenseI64ArrayAttr(domain),
+        builder.getAffineMapArrayAttr(maps), builder.getArrayAttr(iterators),
+        schedule);
     Block *block = builder.createBlock(&nestOp.getBody());
     for (Type element : elements)
       block->addArgument(element, loc);
@@ -280,6 +300,15 @@ LogicalResult buildPointwiseLoss(KernelBuilder &kb, PointwiseLoss kind);
 /// exactly.
 LogicalResult buildMaxPool(KernelBuilder &kb);
 LogicalResult buildMaxPoolBackward(KernelBuilder &kb);
+/// graph.slice, graph.slice_backward and graph.concat: copies through
+/// strided, offset indexing maps.
+LogicalResult buildSlice(KernelBuilder &kb);
+LogicalResult buildSliceBackward(KernelBuilder &kb);
+LogicalResult buildConcat(KernelBuilder &kb);
+/// graph.conv and its gradients, as windows over a zero-padded copy.
+LogicalResult buildConv(KernelBuilder &kb);
+LogicalResult buildConvBackwardInput(KernelBuilder &kb);
+LogicalResult buildConvBackwardWeight(KernelBuilder &kb);
 /// graph.matmul (numpy semantics) and graph.gemm.
 LogicalResult buildMatmul(KernelBuilder &kb);
 LogicalResult buildGemm(KernelBuilder &kb);

@@ -31,10 +31,16 @@ Type storageElementType(Type element) {
                               : element;
 }
 
+/// A buffer's type in the nest functions. A buffer without elements
+/// (which only nests over empty domains index, and those do nothing) is
+/// one element long: the bare-pointer calling convention refuses memrefs
+/// with an extent of 0.
 MemRefType storageType(Type type) {
   auto memref = cast<MemRefType>(type);
-  return MemRefType::get(memref.getShape(),
-                         storageElementType(memref.getElementType()));
+  Type element = storageElementType(memref.getElementType());
+  if (memref.getNumElements() == 0)
+    return MemRefType::get({1}, element);
+  return MemRefType::get(memref.getShape(), element);
 }
 
 /// An operand as linalg sees it: a view of its buffer and the map into it.
@@ -269,6 +275,12 @@ LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
       FunctionType::get(context, argumentTypes, {}));
   Block *entry = function.addEntryBlock();
   b.setInsertionPointToStart(entry);
+  // An empty domain has no point to compute (and its offsets may lie at
+  // the end of an axis, where no view can start).
+  if (llvm::is_contained(nest.getDomain(), 0)) {
+    func::ReturnOp::create(b, loc);
+    return success();
+  }
   auto storage = [&](Value operand) -> Value {
     return entry->getArgument(2 + cast<BlockArgument>(operand).getArgNumber());
   };

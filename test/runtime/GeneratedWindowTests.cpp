@@ -1,0 +1,138 @@
+//===- GeneratedWindowTests.cpp - generated conv and slices vs the interpreter //
+//
+// The loop nests with affine indexing maps: convolutions and both their
+// gradients on every geometry the backend tests share (groups, strides,
+// dilations, asymmetric padding, padding wider than the window, taps that
+// only read padding, 1 to 3 spatial dims), and slices, their gradients and
+// concatenations, which must move elements exactly.
+//
+//===----------------------------------------------------------------------===//
+#include "GeneratedKernelHarness.h"
+#include "WindowCases.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace trainc;
+using namespace trainc::rttest;
+
+namespace {
+
+/// f32 products summed in f32 against the interpreter's doubles: the
+/// round-off grows like the square root of the number of terms.
+double sumTolerance(double terms) {
+  return 2e-6 * std::max(1.0, std::sqrt(terms / 16));
+}
+
+double product(const Shape &shape, size_t from) {
+  double result = 1.0;
+  for (size_t d = from; d < shape.size(); ++d)
+    result *= static_cast<double>(shape[d]);
+  return result;
+}
+
+} // namespace
+
+TEST_CASE("generated conv and its gradients match the interpreter",
+          "[generated][conv]") {
+  for (const ConvCase &c : convCases()) {
+    if (c.dtype != DType::F32)
+      continue;
+    INFO(c.describe());
+    std::vector<OpCase> ops = c.ops(/*bias=*/true);
+    double taps = product(c.weight, 1);
+    checkGenerated(ops[0], sumTolerance(taps), 1e-6);
+    checkGenerated(ops[1], sumTolerance(taps / c.weight[1] * c.weight[0]),
+                   1e-6);
+    Shape output = c.output();
+    checkGenerated(ops[2], sumTolerance(output[0] * product(output, 2)),
+                   1e-6);
+    // Without a bias.
+    checkGenerated(c.ops(/*bias=*/false)[0], sumTolerance(taps), 1e-6);
+  }
+}
+
+namespace {
+struct SliceCase {
+  Shape starts, ends, steps, shape;
+};
+const std::vector<SliceCase> kSlices = {
+    {{0, 0, 0}, {4, 5, 6}, {1, 1, 1}, {4, 5, 6}},
+    {{1, 0, 2}, {3, 5, 6}, {1, 2, 3}, {2, 3, 2}},
+    {{3, 4, 5}, {-1, -1, -1}, {-1, -1, -1}, {4, 5, 6}},
+    {{3, 4, 5}, {0, 1, -1}, {-2, -2, -4}, {2, 2, 2}},
+    {{2, 0, 0}, {2, 5, 6}, {1, 1, 1}, {0, 5, 6}},
+    {{0, 1, 0}, {4, 2, 6}, {3, 1, 5}, {2, 1, 2}},
+    {{1, 2, 1}, {4, 5, 6}, {1, 1, 1}, {3, 3, 5}},
+};
+} // namespace
+
+TEST_CASE("generated slice and slice_backward move elements exactly",
+          "[generated][slice]") {
+  for (DType dtype : {DType::F32, DType::I64, DType::I1}) {
+    for (const SliceCase &s : kSlices) {
+      INFO("starts " << formatShape(s.starts) << " steps "
+                     << formatShape(s.steps));
+      HostTensor x = dtype == DType::F32
+                         ? randomTensor(dtype, {4, 5, 6})
+                         : randomIntegers(dtype, {4, 5, 6}, 0, 1);
+      std::vector<Attr> attributes = {ints("starts", s.starts),
+                                      ints("ends", s.ends),
+                                      ints("steps", s.steps)};
+      checkGeneratedBits({"graph.slice", {x}, {{dtype, s.shape}}, attributes});
+      if (dtype != DType::F32) // gradients are floats
+        continue;
+      attributes.push_back(ints("input_shape", {4, 5, 6}));
+      checkGeneratedBits({"graph.slice_backward",
+                          {randomTensor(dtype, s.shape)},
+                          {{dtype, {4, 5, 6}}},
+                          attributes});
+    }
+  }
+  // A wide slice along the last axis (vectorized, rows split over threads)
+  // and the attention heads' split of a [16, 64, 384] projection.
+  HostTensor wide = randomTensor(DType::F32, {64, 300});
+  checkGeneratedBits({"graph.slice",
+                      {wide},
+                      {{DType::F32, {64, 290}}},
+                      {ints("starts", {0, 7}), ints("ends", {64, 297}),
+                       ints("steps", {1, 1})}});
+  HostTensor qkv = randomTensor(DType::F32, {16, 64, 384});
+  checkGeneratedBits({"graph.slice",
+                      {qkv},
+                      {{DType::F32, {16, 64, 128}}},
+                      {ints("starts", {0, 0, 128}), ints("ends", {16, 64, 256}),
+                       ints("steps", {1, 1, 1})}});
+  checkGeneratedBits({"graph.slice_backward",
+                      {randomTensor(DType::F32, {16, 64, 128})},
+                      {{DType::F32, {16, 64, 384}}},
+                      {ints("input_shape", {16, 64, 384}),
+                       ints("starts", {0, 0, 256}), ints("ends", {16, 64, 384}),
+                       ints("steps", {1, 1, 1})}});
+}
+
+TEST_CASE("generated concat moves elements exactly", "[generated][slice]") {
+  for (DType dtype : {DType::F32, DType::I64})
+    for (int64_t axis = 0; axis < 3; ++axis) {
+      Shape a = {2, 3, 40}, b = a, c = a;
+      b[axis] = 1;
+      c[axis] = 5;
+      Shape shape = a;
+      shape[axis] = a[axis] + 1 + 5;
+      auto make = [&](const Shape &s) {
+        return dtype == DType::F32 ? randomTensor(dtype, s)
+                                   : randomIntegers(dtype, s, -100, 100);
+      };
+      checkGeneratedBits({"graph.concat",
+                          {make(a), make(b), make(c)},
+                          {{dtype, shape}},
+                          {integer("axis", axis)}});
+    }
+  // An empty part.
+  checkGeneratedBits({"graph.concat",
+                      {randomTensor(DType::F32, {3, 7}),
+                       randomTensor(DType::F32, {3, 0})},
+                      {{DType::F32, {3, 7}}},
+                      {integer("axis", 1)}});
+}
