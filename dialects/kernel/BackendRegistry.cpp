@@ -493,11 +493,15 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.batch_norm_inference", "dnnl", -10, dnnlBatchNorm},
       {"graph.batch_norm_training_backward", "dnnl", -10, dnnlBatchNorm},
       // Windows and slices as loop nests with affine maps
-      // (GeneratedConvKernels.cpp, GeneratedSliceKernels.cpp): the
-      // fallback, whose convolutions run as scalar loops. Only when asked.
+      // (GeneratedWindowKernels.cpp, GeneratedSliceKernels.cpp): the
+      // fallback, whose windows run as scalar loops. Only when asked.
       {"graph.conv", "generated", -10, allFloat32},
       {"graph.conv_backward_input", "generated", -10, allFloat32},
       {"graph.conv_backward_weight", "generated", -10, allFloat32},
+      {"graph.max_pool", "generated", -20, allFloat32},
+      {"graph.max_pool_backward", "generated", -20, allFloat32},
+      {"graph.avg_pool", "generated", -10, allFloat32},
+      {"graph.avg_pool_backward", "generated", -10, allFloat32},
       {"graph.slice", "generated", -10, always},
       {"graph.slice_backward", "generated", -10, always},
       {"graph.concat", "generated", -10, always},

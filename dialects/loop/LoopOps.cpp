@@ -129,16 +129,26 @@ LogicalResult NestOp::verify() {
         return emitOpError("indexing map ")
                << i << " result " << axis
                << " is not a linear function of the dimensions";
-      // Outputs: distinct dimensions, so that no two points of the domain
-      // but those of a reduction write one element.
+      // Outputs: no two points of the domain but those of a reduction
+      // write one element. A result is one dimension of its own, or sums
+      // reduction dimensions only (a scatter that accumulates, such as a
+      // window's gradient).
       if (isOutput) {
         std::optional<unsigned> dim = form->singleDim();
-        if (!dim || llvm::is_contained(outputDims, *dim))
+        bool scatter = !dim && llvm::all_of(llvm::seq<unsigned>(0, rank),
+                                            [&](unsigned d) {
+                                              return form->coefficients[d] ==
+                                                         0 ||
+                                                     isReduction(d);
+                                            });
+        if (!scatter && (!dim || llvm::is_contained(outputDims, *dim)))
           return emitOpError("output map ")
                  << i - numInputs
                  << " must index each axis by its own dimension (times a "
-                    "non-zero step, plus an offset)";
-        outputDims.push_back(*dim);
+                    "non-zero step, plus an offset) or by a sum of "
+                    "reduction dimensions";
+        if (dim)
+          outputDims.push_back(*dim);
       }
       if (empty)
         continue;

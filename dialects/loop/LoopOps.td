@@ -103,8 +103,10 @@ def Loop_NestOp : Loop_Op<"nest", [AttrSizedOperandSegments]> {
     window. Every point must stay in bounds (the verifier checks the whole
     domain), so generated code never needs a bounds check. An output's
     results each use one dimension of their own (times a non-zero step,
-    plus an offset): distinct points of the parallel dimensions write
-    distinct elements. The body receives the
+    plus an offset), so that distinct points of the parallel dimensions
+    write distinct elements, or sum reduction dimensions only: a scatter
+    that accumulates in the schedule's order (`dx[o * 2 + k] += ...` for
+    a window's gradient). The body receives the
     input elements and the current output elements and yields the new
     output elements. `iterators` marks each dimension `parallel` or
     `reduction`; along reduction dimensions an output accumulates, so it must

@@ -490,6 +490,8 @@ const llvm::StringMap<Builder> &builders() {
     t["graph.slice"] = buildSlice;
     t["graph.slice_backward"] = buildSliceBackward;
     t["graph.concat"] = buildConcat;
+    t["graph.avg_pool"] = buildAvgPool;
+    t["graph.avg_pool_backward"] = buildAvgPoolBackward;
     t["graph.conv"] = buildConv;
     t["graph.conv_backward_input"] = buildConvBackwardInput;
     t["graph.conv_backward_weight"] = buildConvBackwardWeight;

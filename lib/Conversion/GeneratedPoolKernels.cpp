@@ -53,36 +53,28 @@ struct Tiling {
 };
 
 /// The tiling of `input` (f32 [N, C, D...]) by the launch's windows into
-/// `windows` ([N, C, O...]), or an error if they do not tile it exactly.
-FailureOr<Tiling> exactTiling(KernelBuilder &kb, MemRefType input,
-                              MemRefType windows) {
+/// `windows` ([N, C, O...]), or nullopt if they do not tile it exactly
+/// (GeneratedWindowKernels.cpp builds those).
+std::optional<Tiling> exactTiling(KernelBuilder &kb, MemRefType input,
+                                  MemRefType windows) {
   ArrayRef<int64_t> shape = input.getShape();
   ArrayRef<int64_t> windowShape = windows.getShape();
-  auto integers = [&](StringRef name) {
-    auto array = kb.launch.getOptions().getAs<DenseI64ArrayAttr>(name);
-    return array ? array.asArrayRef() : ArrayRef<int64_t>();
-  };
-  ArrayRef<int64_t> kernel = integers("kernel_shape");
-  ArrayRef<int64_t> strides = integers("strides");
-  ArrayRef<int64_t> pads = integers("pads");
-  ArrayRef<int64_t> dilations = integers("dilations");
+  ArrayRef<int64_t> kernel = kb.integers("kernel_shape");
+  ArrayRef<int64_t> strides = kb.integers("strides");
+  ArrayRef<int64_t> pads = kb.integers("pads");
+  ArrayRef<int64_t> dilations = kb.integers("dilations");
   size_t rank = kernel.size();
-  auto refuse = [&] {
-    return kb.launch.emitError("the generated ")
-           << kb.launch.getKernel()
-           << " needs f32 windows that tile the input exactly";
-  };
   if (shape.size() != rank + 2 || rank == 0 || strides != kernel ||
       pads.size() != 2 * rank || dilations.size() != rank ||
       windowShape.size() != shape.size() || !input.getElementType().isF32())
-    return refuse();
+    return std::nullopt;
   Tiling tiling;
   for (size_t d = 0; d < rank; ++d) {
     int64_t extent = shape[d + 2];
     if (kernel[d] < 1 || extent % kernel[d] != 0 || pads[d] != 0 ||
         pads[d + rank] != 0 || dilations[d] != 1 ||
         windowShape[d + 2] != extent / kernel[d])
-      return refuse();
+      return std::nullopt;
     tiling.windows.push_back(extent / kernel[d]);
     tiling.taps.push_back(kernel[d]);
   }
@@ -260,9 +252,10 @@ void windowMaxima(KernelBuilder &kb, const PoolSpace &ps, Operand input,
 } // namespace
 
 LogicalResult buildMaxPool(KernelBuilder &kb) {
-  FailureOr<Tiling> tiling = exactTiling(kb, kb.inputType(0), kb.outputType(0));
-  if (failed(tiling))
-    return failure();
+  std::optional<Tiling> tiling =
+      exactTiling(kb, kb.inputType(0), kb.outputType(0));
+  if (!tiling)
+    return buildWindowMaxPool(kb);
   PoolSpace ps = poolSpace(kb.inputType(0).getShape().take_front(2), *tiling);
   Operand input{kb.view(0, ps.space.shape(ps.inputId), ps.inputElement(kb)),
                 ps.inputId};
@@ -272,9 +265,10 @@ LogicalResult buildMaxPool(KernelBuilder &kb) {
 }
 
 LogicalResult buildMaxPoolBackward(KernelBuilder &kb) {
-  FailureOr<Tiling> tiling = exactTiling(kb, kb.inputType(1), kb.inputType(0));
-  if (failed(tiling))
-    return failure();
+  std::optional<Tiling> tiling =
+      exactTiling(kb, kb.inputType(1), kb.inputType(0));
+  if (!tiling)
+    return buildWindowMaxPoolBackward(kb);
   PoolSpace ps = poolSpace(kb.inputType(1).getShape().take_front(2), *tiling);
   const Space &space = ps.space;
   Type f32 = kb.builder.getF32Type(), i32 = kb.builder.getI32Type();

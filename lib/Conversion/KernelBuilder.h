@@ -296,16 +296,23 @@ LogicalResult buildClassLoss(KernelBuilder &kb, bool softmax);
 LogicalResult buildClassLossBackward(KernelBuilder &kb, bool softmax);
 enum class PointwiseLoss { Mse, L1, BceWithLogits };
 LogicalResult buildPointwiseLoss(KernelBuilder &kb, PointwiseLoss kind);
-/// graph.max_pool and its gradient where the windows tile the input
-/// exactly.
+/// graph.max_pool and its gradient: vectorized where the windows tile the
+/// input exactly, else the window builders below.
 LogicalResult buildMaxPool(KernelBuilder &kb);
 LogicalResult buildMaxPoolBackward(KernelBuilder &kb);
+/// Max and average pooling and their gradients for any windows (padding,
+/// overlap, dilation, ceil_mode), as scalar window nests.
+LogicalResult buildWindowMaxPool(KernelBuilder &kb);
+LogicalResult buildWindowMaxPoolBackward(KernelBuilder &kb);
+LogicalResult buildAvgPool(KernelBuilder &kb);
+LogicalResult buildAvgPoolBackward(KernelBuilder &kb);
 /// graph.slice, graph.slice_backward and graph.concat: copies through
 /// strided, offset indexing maps.
 LogicalResult buildSlice(KernelBuilder &kb);
 LogicalResult buildSliceBackward(KernelBuilder &kb);
 LogicalResult buildConcat(KernelBuilder &kb);
-/// graph.conv and its gradients, as windows over a zero-padded copy.
+/// graph.conv and its gradients, as windows over a zero-padded copy
+/// (GeneratedWindowKernels.cpp).
 LogicalResult buildConv(KernelBuilder &kb);
 LogicalResult buildConvBackwardInput(KernelBuilder &kb);
 LogicalResult buildConvBackwardWeight(KernelBuilder &kb);

@@ -130,8 +130,10 @@ GeneratedRun runGenerated(const OpCase &c) {
     auto translated = loop::translateLoopKernels(
         mlir::cast<mlir::ModuleOp>(op), llvmContext);
     if (!translated) {
+      // An empty module, not null (which the engine would dereference):
+      // the lookups below then fail with this message.
       translateError = llvm::toString(translated.takeError());
-      return std::unique_ptr<llvm::Module>();
+      return std::make_unique<llvm::Module>("failed", llvmContext);
     }
     return std::move(*translated);
   };
@@ -143,7 +145,7 @@ GeneratedRun runGenerated(const OpCase &c) {
   for (size_t i = 0; i < blocks.size(); ++i) {
     auto address = (*engine)->lookup(loop::nestFunctionName(name, i));
     if (!address)
-      FAIL(llvm::toString(address.takeError()));
+      FAIL(llvm::toString(address.takeError()) << "\n" << translateError);
     if (blocks[i] > 1) {
       int64_t split = blocks[i] / 3 + 1; // two uneven "threads"
       callNest(*address, 0, split, pointers);

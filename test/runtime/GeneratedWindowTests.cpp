@@ -136,3 +136,42 @@ TEST_CASE("generated concat moves elements exactly", "[generated][slice]") {
                       {{DType::F32, {3, 7}}},
                       {integer("axis", 1)}});
 }
+
+TEST_CASE("generated max and average pooling and their gradients match the "
+          "interpreter",
+          "[generated][pool]") {
+  for (const PoolCase &c : poolCases()) {
+    if (c.dtype != DType::F32)
+      continue;
+    INFO(c.describe());
+    double taps = product(c.kernel, 0);
+    Shape maxOutput = c.output(true);
+    // Few distinct values too: many ties, resolved by window order.
+    for (HostTensor x : {randomTensor(c.dtype, c.input),
+                         randomIntegers(c.dtype, c.input, -1, 1)}) {
+      checkGenerated({"graph.max_pool", {x}, {{c.dtype, maxOutput}},
+                      c.attributes(true)},
+                     0.0);
+      checkGenerated({"graph.max_pool_backward",
+                      {randomTensor(c.dtype, maxOutput), x},
+                      {{c.dtype, c.input}},
+                      c.attributes(true)},
+                     sumTolerance(taps));
+    }
+    if (!c.undilated())
+      continue;
+    Shape avgOutput = c.output(false);
+    checkGenerated({"graph.avg_pool",
+                    {randomTensor(c.dtype, c.input)},
+                    {{c.dtype, avgOutput}},
+                    c.attributes(false)},
+                   sumTolerance(taps), 1e-7);
+    std::vector<Attr> attributes = c.attributes(false);
+    attributes.push_back(ints("input_shape", c.input));
+    checkGenerated({"graph.avg_pool_backward",
+                    {randomTensor(c.dtype, avgOutput)},
+                    {{c.dtype, c.input}},
+                    attributes},
+                   sumTolerance(taps), 1e-7);
+  }
+}

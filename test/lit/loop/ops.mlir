@@ -251,12 +251,12 @@ func.func @not_linear(%x: memref<2xf32>, %y: memref<4xf32>) {
 
 // -----
 
-// Two points writing one element: outputs index each axis by a dimension
-// of its own.
+// Two points of parallel dimensions writing one element: outputs index
+// each axis by a dimension of its own (or sum reductions, a scatter).
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #sum = affine_map<(d0, d1) -> (d0 + d1)>
 func.func @output_sums(%x: memref<3x3xf32>, %y: memref<5xf32>) {
-  // expected-error @+1 {{output map 0 must index each axis by its own dimension (times a non-zero step, plus an offset)}}
+  // expected-error @+1 {{output map 0 must index each axis by its own dimension (times a non-zero step, plus an offset) or by a sum of reduction dimensions}}
   loop.nest ins(%x : memref<3x3xf32>) outs(%y : memref<5xf32>)
       domain = [3, 3] schedule = #loop.schedule<parallel = -1, tile = [1, 1], vectorize = false>
       attributes {indexing_maps = [#id, #sum], iterators = ["parallel", "parallel"]} {
