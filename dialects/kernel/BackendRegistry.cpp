@@ -295,7 +295,7 @@ static bool generatedCast(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
-/// Class losses and their gradients: i64 labels (the last input), f32
+/// Class losses and their gradients: i64 or i32 labels (the last input), f32
 /// everything else, and at least one class in the scores (the input before
 /// the labels): the generated kernels read a label as a class or nothing.
 static bool float32ClassLoss(LaunchOp launch, std::string &whyNot) {
@@ -303,14 +303,38 @@ static bool float32ClassLoss(LaunchOp launch, std::string &whyNot) {
   Value labels = inputs.back();
   for (Value buffer : launch->getOperands()) {
     Type element = cast<MemRefType>(buffer.getType()).getElementType();
-    if (buffer == labels ? !element.isInteger(64) : !element.isF32()) {
-      whyNot = "it handles f32 scores with i64 labels only";
+    if (buffer == labels ? !(element.isInteger(64) || element.isInteger(32))
+                         : !element.isF32()) {
+      whyNot = "it handles f32 scores with i64 or i32 labels only";
       return false;
     }
   }
   ArrayRef<int64_t> scores = shapeOf(inputs[inputs.size() - 2]);
   if (scores.size() < 2 || scores[1] < 1) {
     whyNot = "it needs scores [N, C, ...] with at least one class";
+    return false;
+  }
+  return true;
+}
+
+/// Gathers and their gradients: f32 data, i64 or i32 indices, and an axis
+/// of size at least 1 (lib/Conversion/GeneratedSliceKernels.cpp).
+static bool generatedGather(LaunchOp launch, std::string &whyNot) {
+  Value data = launch.getKernel() == "graph.gather" ? launch.getInputs()[0]
+                                                    : launch.getOutputs()[0];
+  Type element = cast<MemRefType>(data.getType()).getElementType();
+  Type index =
+      cast<MemRefType>(launch.getInputs()[1].getType()).getElementType();
+  if (!element.isF32() || !(index.isInteger(64) || index.isInteger(32))) {
+    whyNot = "it handles f32 data with i64 or i32 indices only";
+    return false;
+  }
+  auto axis = launch.getOptions().getAs<IntegerAttr>("axis");
+  ArrayRef<int64_t> shape = shapeOf(data);
+  if (!axis || axis.getInt() < 0 ||
+      axis.getInt() >= static_cast<int64_t>(shape.size()) ||
+      shape[axis.getInt()] < 1) {
+    whyNot = "its axis must be a dim of the data of size at least 1";
     return false;
   }
   return true;
@@ -502,6 +526,8 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.max_pool_backward", "generated", -20, allFloat32},
       {"graph.avg_pool", "generated", -10, allFloat32},
       {"graph.avg_pool_backward", "generated", -10, allFloat32},
+      {"graph.gather", "generated", -10, generatedGather},
+      {"graph.gather_backward", "generated", -10, generatedGather},
       {"graph.slice", "generated", -10, always},
       {"graph.slice_backward", "generated", -10, always},
       {"graph.concat", "generated", -10, always},

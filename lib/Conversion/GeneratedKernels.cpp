@@ -404,6 +404,65 @@ LogicalResult buildSoftmax(KernelBuilder &kb, bool logarithm) {
   return success();
 }
 
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Input checks
+//===----------------------------------------------------------------------===//
+
+Value flatPosition(OpBuilder &b, Location loc, ArrayRef<int64_t> domain) {
+  Value position = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [dim, extent] : llvm::enumerate(domain)) {
+    Value scaled = arith::MulIOp::create(
+        b, loc, position, arith::ConstantIndexOp::create(b, loc, extent));
+    position = arith::AddIOp::create(b, loc, scaled,
+                                     loop::IndexOp::create(b, loc, dim));
+  }
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), position);
+}
+
+void checkFirstInvalid(
+    KernelBuilder &kb, Value values, StringRef message,
+    llvm::function_ref<Value(OpBuilder &, Location, Value)> invalid) {
+  auto type = cast<MemRefType>(values.getType());
+  Space space(type.getShape());
+  space.reduction.assign(space.domain.size(), true);
+  Operand all{values, space.addAllBut([](unsigned) { return false; })};
+  unsigned scalarId = space.add({});
+  Type i64 = kb.builder.getI64Type();
+  auto wide = [&](OpBuilder &b, Location loc, Value value) -> Value {
+    if (value.getType() == i64)
+      return value;
+    return arith::ExtSIOp::create(b, loc, i64, value);
+  };
+  int64_t none = type.getNumElements();
+  ArrayRef<int64_t> domain = space.domain;
+  Operand first{kb.scratch({}, i64), scalarId};
+  Operand status{kb.checkStatus(message), scalarId};
+  kb.fill(space, first, double(none));
+  kb.nest(space, all, first, space.reduction,
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value position = arith::SelectOp::create(
+                b, loc, invalid(b, loc, wide(b, loc, x[0])),
+                flatPosition(b, loc, domain),
+                arith::ConstantIntOp::create(b, loc, none, 64));
+            return {arith::MinSIOp::create(b, loc, x[1], position)};
+          });
+  kb.fill(space, status, 0.0);
+  kb.nest(space, {all, first}, status, space.reduction,
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value hit =
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      flatPosition(b, loc, domain), x[1]);
+            Value term = arith::SelectOp::create(
+                b, loc, hit, wide(b, loc, x[0]),
+                arith::ConstantIntOp::create(b, loc, 0, 64));
+            return {arith::AddIOp::create(b, loc, x[2], term)};
+          });
+}
+
+namespace {
+
 //===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
@@ -490,6 +549,8 @@ const llvm::StringMap<Builder> &builders() {
     t["graph.slice"] = buildSlice;
     t["graph.slice_backward"] = buildSliceBackward;
     t["graph.concat"] = buildConcat;
+    t["graph.gather"] = buildGather;
+    t["graph.gather_backward"] = buildGatherBackward;
     t["graph.avg_pool"] = buildAvgPool;
     t["graph.avg_pool_backward"] = buildAvgPoolBackward;
     t["graph.conv"] = buildConv;

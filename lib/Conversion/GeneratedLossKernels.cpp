@@ -5,7 +5,7 @@
 // labels with their gradients, and the pointwise mse, l1 and
 // bce_with_logits losses (whose gradients are elementwise graph ops).
 //
-// A class loss reads scores [N, C, d...] and i64 labels [N, d...]; its
+// A class loss reads scores [N, C, d...] and i64 (or i32) labels [N, d...]; its
 // space is the scores' with unit dimensions dropped and d... merged. The
 // label's score x[n, label[n], d] is a gather, which no indexing map can
 // express: it is the sum over the class dimension of
@@ -191,60 +191,28 @@ Value maskIgnored(OpBuilder &b, Location loc, const LossOptions &options,
                                  constant(b, loc, value.getType(), 0.0), value);
 }
 
-/// The row-major position of the current point in `domain`, as an i64.
-Value flatPosition(OpBuilder &b, Location loc, ArrayRef<int64_t> domain) {
-  Value position = arith::ConstantIndexOp::create(b, loc, 0);
-  for (auto [dim, extent] : llvm::enumerate(domain)) {
-    Value scaled = arith::MulIOp::create(
-        b, loc, position, arith::ConstantIndexOp::create(b, loc, extent));
-    position = arith::AddIOp::create(b, loc, scaled,
-                                     loop::IndexOp::create(b, loc, dim));
-  }
-  return arith::IndexCastOp::create(b, loc, b.getI64Type(), position);
-}
-
 /// The loop.check of the labels: the first label in element order that is
 /// neither ignore_index nor in [0, C), or 0 (always a class) if none is.
-/// Its position is a min-reduction, then the label there a sum with one
-/// term, so the result does not depend on the order of either.
 void checkLabels(KernelBuilder &kb, const ClassSpace &cs, Value labels,
                  const LossOptions &options) {
-  ElementSpace es(cs.elementShape());
-  Operand labelsOperand{labels, es.elementId};
-  Type i64 = kb.builder.getI64Type();
-  Operand first{kb.scratch({}, i64), es.scalarId};
-  Operand status{kb.checkStatus("label {} is not a class index in [0, " +
-                                std::to_string(cs.classes) + ")"),
-                 es.scalarId};
-  int64_t none = es.count();
-  kb.fill(es.space, first, double(none));
-  kb.nest(es.space, labelsOperand, first, es.reduce,
-          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            auto c = [&](int64_t value) {
-              return arith::ConstantIntOp::create(b, loc, value, 64);
-            };
-            // Unsigned, so that negative labels are out of range too.
-            Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                              x[0], c(cs.classes));
-            if (options.ignoreIndex)
-              bad = arith::AndIOp::create(
-                  b, loc, bad,
-                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x[0],
-                                        c(*options.ignoreIndex)));
-            Value position = arith::SelectOp::create(
-                b, loc, bad, flatPosition(b, loc, es.space.domain), c(none));
-            return {arith::MinSIOp::create(b, loc, x[1], position)};
-          });
-  kb.fill(es.space, status, 0.0);
-  kb.nest(es.space, {labelsOperand, first}, status, es.reduce,
-          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Value hit = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::eq,
-                flatPosition(b, loc, es.space.domain), x[1]);
-            Value term = arith::SelectOp::create(
-                b, loc, hit, x[0], arith::ConstantIntOp::create(b, loc, 0, 64));
-            return {arith::AddIOp::create(b, loc, x[2], term)};
-          });
+  checkFirstInvalid(
+      kb, labels,
+      "label {} is not a class index in [0, " + std::to_string(cs.classes) +
+          ")",
+      [&](OpBuilder &b, Location loc, Value label) -> Value {
+        // Unsigned, so that negative labels are out of range too.
+        Value bad = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::uge, label,
+            arith::ConstantIntOp::create(b, loc, cs.classes, 64));
+        if (!options.ignoreIndex)
+          return bad;
+        return arith::AndIOp::create(
+            b, loc, bad,
+            arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ne, label,
+                arith::ConstantIntOp::create(b, loc, *options.ignoreIndex,
+                                             64)));
+      });
 }
 
 /// Per element, in new scratch buffers: the label's score minus `shift`
@@ -310,11 +278,12 @@ std::optional<ClassLoss> ClassLoss::start(KernelBuilder &kb,
     expected.push_back(shape[0]);
     llvm::append_range(expected, shape.drop_front(2));
   }
+  Type labelType = labels.getElementType();
   if (shape.size() < 2 || shape[1] < 1 ||
       labels.getShape() != ArrayRef<int64_t>(expected) ||
-      !labels.getElementType().isInteger(64)) {
+      !(labelType.isInteger(64) || labelType.isInteger(32))) {
     kb.launch.emitError("a class loss needs scores [N, C, d...] with C >= 1 "
-                        "and i64 labels [N, d...]");
+                        "and i64 or i32 labels [N, d...]");
     return std::nullopt;
   }
   ClassSpace cs(shape);
@@ -325,6 +294,18 @@ std::optional<ClassLoss> ClassLoss::start(KernelBuilder &kb,
       scores.getElementType(),
       {kb.input(scoresIndex, cs.space.shape(cs.scoresId)), cs.scoresId},
       {kb.input(scoresIndex + 1, cs.elementShape()), cs.elementId}};
+  // i32 labels are read through an i64 copy.
+  if (labelType.isInteger(32)) {
+    ElementSpace es(cs.elementShape());
+    Value wide = kb.scratch(cs.elementShape(), kb.builder.getI64Type());
+    SmallVector<bool> parallel(es.space.domain.size(), false);
+    kb.nest(es.space, {{loss.labels.buffer, es.elementId}},
+            {{wide, es.elementId}}, parallel,
+            [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+              return {arith::ExtSIOp::create(b, loc, b.getI64Type(), x[0])};
+            });
+    loss.labels.buffer = wide;
+  }
   checkLabels(kb, cs, loss.labels.buffer, loss.options);
   return loss;
 }

@@ -1,4 +1,4 @@
-//===- GeneratedSliceKernels.cpp - slices and concatenation ---------------===//
+//===- GeneratedSliceKernels.cpp - slices, concatenation, gathers ---------===//
 //
 // graph.slice, graph.slice_backward and graph.concat as copies whose
 // indexing maps do the work: a slice reads element start + step * i of
@@ -8,6 +8,20 @@
 // innermost axis still vectorize; backward steps run as scalar loops.
 // Every element is moved as it is (no arithmetic): the results are bit
 // for bit the reference's.
+//
+// graph.gather reads data [A..., S, B...] at positions given by indices
+// [I...] along the axis: data-dependent positions, which indexing maps do
+// not express. The gather is a reduction over the S positions instead:
+//
+//   y[a, i, b]  = -0 + sum_v (idx(i) == v ? x[a, v, b] : -0)
+//   dx[a, v, b] =  0 + sum_i (idx(i) == v ? dy[a, i, b] : 0)
+//
+// (idx(i) the index, negative ones counted from the end). Exactly one term
+// of the forward is not -0, and x + -0 is x for every x, so the gather is
+// exact, signed zeros included; the gradient adds the same terms in the
+// reference's order. Both cost S times a copy's work, vectorized along B.
+// Indices outside [-S, S) fail the kernel's loop.check, with the
+// reference's message.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/KernelBuilder.h"
@@ -105,6 +119,186 @@ LogicalResult buildConcat(KernelBuilder &kb) {
             copyBody);
     offsets[*axis] += part[*axis];
   }
+  return success();
+}
+
+namespace {
+
+/// The shapes of a gather along `axis` of data `dataShape` by `indices`.
+struct Gather {
+  unsigned axis = 0;
+  int64_t size = 0;
+  SmallVector<int64_t> outer, indices, inner;
+};
+
+FailureOr<Gather> gatherGeometry(KernelBuilder &kb, ArrayRef<int64_t> data,
+                                 MemRefType indices) {
+  std::optional<int64_t> axis = kb.integer("axis");
+  if (!axis || *axis < 0 || *axis >= static_cast<int64_t>(data.size()) ||
+      data[*axis] < 1 ||
+      !(indices.getElementType().isInteger(64) ||
+        indices.getElementType().isInteger(32)))
+    return kb.launch.emitError("the generated ")
+           << kb.launch.getKernel()
+           << " needs an axis of the data, of size at least 1, and i64 or "
+              "i32 indices";
+  Gather g;
+  g.axis = *axis;
+  g.size = data[*axis];
+  g.outer.assign(data.begin(), data.begin() + *axis);
+  g.indices.assign(indices.getShape().begin(), indices.getShape().end());
+  g.inner.assign(data.begin() + *axis + 1, data.end());
+  return g;
+}
+
+/// The kernel's check of `indices`: in [-size, size).
+void checkIndices(KernelBuilder &kb, Value indices, int64_t size) {
+  checkFirstInvalid(
+      kb, indices,
+      "index {} is out of range for a dim of size " + std::to_string(size),
+      [&](OpBuilder &b, Location loc, Value index) -> Value {
+        Value shifted = arith::AddIOp::create(
+            b, loc, index, arith::ConstantIntOp::create(b, loc, size, 64));
+        // Unsigned: negative sums are out of range too.
+        return arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::uge, shifted,
+            arith::ConstantIntOp::create(b, loc, 2 * size, 64));
+      });
+}
+
+/// Whether the index `index` (i64 or i32) names position `position` (an
+/// index) of a dim of `size`.
+Value namesPosition(OpBuilder &b, Location loc, Value index, Value position,
+                    int64_t size) {
+  Type i64 = b.getI64Type();
+  if (index.getType() != i64)
+    index = arith::ExtSIOp::create(b, loc, i64, index);
+  Value negative = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::slt, index,
+      arith::ConstantIntOp::create(b, loc, 0, 64));
+  Value wrapped = arith::SelectOp::create(
+      b, loc, negative,
+      arith::AddIOp::create(b, loc, index,
+                            arith::ConstantIntOp::create(b, loc, size, 64)),
+      index);
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, wrapped,
+      arith::IndexCastOp::create(b, loc, i64, position));
+}
+
+/// A map over `numDims` dimensions taking `dims`.
+AffineMap dimsMap(MLIRContext *context, unsigned numDims,
+                  ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> results;
+  for (unsigned d : dims)
+    results.push_back(getAffineDimExpr(d, context));
+  return AffineMap::get(numDims, 0, results, context);
+}
+
+} // namespace
+
+LogicalResult buildGather(KernelBuilder &kb) {
+  FailureOr<Gather> g =
+      gatherGeometry(kb, kb.inputType(0).getShape(), kb.inputType(1));
+  if (failed(g))
+    return failure();
+  MLIRContext *context = kb.builder.getContext();
+  Value data = kb.input(0, kb.inputType(0).getShape());
+  Value indices = kb.input(1, g->indices);
+  Value output = kb.output(0, kb.outputType(0).getShape());
+  checkIndices(kb, indices, g->size);
+  Space whole(kb.outputType(0).getShape());
+  kb.fill(whole, {output, whole.addAllBut([](unsigned) { return false; })},
+          -0.0);
+
+  // Domain (a..., i..., v, b...): v, the data's position, is the reduction.
+  unsigned numOuter = g->outer.size(), numIndices = g->indices.size(),
+           numInner = g->inner.size();
+  SmallVector<int64_t> domain(g->outer);
+  llvm::append_range(domain, g->indices);
+  domain.push_back(g->size);
+  llvm::append_range(domain, g->inner);
+  unsigned position = numOuter + numIndices, n = domain.size();
+  SmallVector<bool> reduction(n, false);
+  reduction[position] = true;
+  SmallVector<unsigned> dataDims, indexDims, outputDims;
+  for (unsigned d = 0; d < n; ++d) {
+    bool isIndex = d >= numOuter && d < position;
+    if (!isIndex)
+      dataDims.push_back(d);
+    if (isIndex)
+      indexDims.push_back(d);
+    if (d != position)
+      outputDims.push_back(d);
+  }
+  int64_t size = g->size;
+  loop::NestOp nest = kb.nest(
+      domain, reduction, {data, indices}, {output},
+      {dimsMap(context, n, dataDims), dimsMap(context, n, indexDims),
+       dimsMap(context, n, outputDims)},
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value hit = namesPosition(b, loc, x[1],
+                                  loop::IndexOp::create(b, loc, position), size);
+        Value term = arith::SelectOp::create(
+            b, loc, hit, x[0], constant(b, loc, x[0].getType(), -0.0));
+        return {arith::AddFOp::create(b, loc, x[2], term)};
+      });
+  // Along the axis itself (no B), vectors would sum the positions as a
+  // tree whose masked lanes add +0: -0 could come out +0. Scalar loops
+  // add in order.
+  if (numInner == 0) {
+    loop::ScheduleAttr schedule = nest.getSchedule();
+    nest.setScheduleAttr(loop::ScheduleAttr::get(
+        context, schedule.getParallel(), schedule.getTile(), false));
+  }
+  return success();
+}
+
+LogicalResult buildGatherBackward(KernelBuilder &kb) {
+  ArrayRef<int64_t> dataShape = kb.integers("data_shape");
+  FailureOr<Gather> g = gatherGeometry(kb, dataShape, kb.inputType(1));
+  if (failed(g))
+    return failure();
+  MLIRContext *context = kb.builder.getContext();
+  Value gradOutput = kb.input(0, kb.inputType(0).getShape());
+  Value indices = kb.input(1, g->indices);
+  Value gradData = kb.output(0, dataShape);
+  checkIndices(kb, indices, g->size);
+  Space whole(dataShape);
+  kb.fill(whole, {gradData, whole.addAllBut([](unsigned) { return false; })},
+          0.0);
+
+  // Domain (a..., v, i..., b...): the gathered positions i are the
+  // reductions, in the reference's order.
+  unsigned numOuter = g->outer.size(), numIndices = g->indices.size();
+  SmallVector<int64_t> domain(g->outer);
+  domain.push_back(g->size);
+  llvm::append_range(domain, g->indices);
+  llvm::append_range(domain, g->inner);
+  unsigned position = numOuter, n = domain.size();
+  SmallVector<bool> reduction(n, false);
+  SmallVector<unsigned> gradDims, indexDims, dataDims;
+  for (unsigned d = 0; d < n; ++d) {
+    bool isIndex = d > position && d <= position + numIndices;
+    reduction[d] = isIndex;
+    if (d != position)
+      gradDims.push_back(d);
+    if (isIndex)
+      indexDims.push_back(d);
+    else
+      dataDims.push_back(d);
+  }
+  int64_t size = g->size;
+  kb.nest(domain, reduction, {gradOutput, indices}, {gradData},
+          {dimsMap(context, n, gradDims), dimsMap(context, n, indexDims),
+           dimsMap(context, n, dataDims)},
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value hit = namesPosition(
+                b, loc, x[1], loop::IndexOp::create(b, loc, position), size);
+            Value term = arith::SelectOp::create(
+                b, loc, hit, x[0], constant(b, loc, x[0].getType(), 0.0));
+            return {arith::AddFOp::create(b, loc, x[2], term)};
+          });
   return success();
 }
 

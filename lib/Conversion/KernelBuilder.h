@@ -276,6 +276,20 @@ inline Value constant(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 
+/// The row-major position of the current point of a loop.nest over
+/// `domain`, as an i64.
+Value flatPosition(OpBuilder &b, Location loc, ArrayRef<int64_t> domain);
+
+/// Makes the kernel check the integer buffer `values` (its elements read as
+/// i64): the loop.check status (see KernelBuilder::checkStatus, `message`)
+/// is the first element in row-major order for which `invalid` holds, or 0
+/// if none does, so 0 must be a valid value. The position is a
+/// min-reduction and the value there a sum with one term: neither depends
+/// on the order of the reduction.
+void checkFirstInvalid(
+    KernelBuilder &kb, Value values, StringRef message,
+    llvm::function_ref<Value(OpBuilder &, Location, Value)> invalid);
+
 /// Row maxima and sums of exp(x - max) of `input` (operand of `space`)
 /// along its reduction dimensions, in two new scratch buffers of operand
 /// `rowId`'s shape (softmax's statistics).
@@ -306,11 +320,13 @@ LogicalResult buildWindowMaxPool(KernelBuilder &kb);
 LogicalResult buildWindowMaxPoolBackward(KernelBuilder &kb);
 LogicalResult buildAvgPool(KernelBuilder &kb);
 LogicalResult buildAvgPoolBackward(KernelBuilder &kb);
-/// graph.slice, graph.slice_backward and graph.concat: copies through
-/// strided, offset indexing maps.
+/// graph.slice, graph.slice_backward and graph.concat (copies through
+/// strided, offset indexing maps), graph.gather and its gradient.
 LogicalResult buildSlice(KernelBuilder &kb);
 LogicalResult buildSliceBackward(KernelBuilder &kb);
 LogicalResult buildConcat(KernelBuilder &kb);
+LogicalResult buildGather(KernelBuilder &kb);
+LogicalResult buildGatherBackward(KernelBuilder &kb);
 /// graph.conv and its gradients, as windows over a zero-padded copy
 /// (GeneratedWindowKernels.cpp).
 LogicalResult buildConv(KernelBuilder &kb);

@@ -101,6 +101,30 @@ TEST_CASE("generated class losses of an all-ignored batch match the "
   }
 }
 
+TEST_CASE("generated class losses take i32 labels", "[generated]") {
+  for (const Shape &shape : {Shape{7, 2}, Shape{64, 10}, Shape{3, 10, 4, 5}}) {
+    HostTensor logits = randomTensor(DType::F32, shape, -6.0, 6.0);
+    Shape labelsShape = labelShape(shape);
+    HostTensor y = classLabels(DType::I32, labelsShape, shape[1], -100);
+    HostTensor gradLoss = randomTensor(DType::F32, {}, 0.5, 2.0);
+    std::vector<Attr> attributes = {string("reduction", "mean"),
+                                    integer("ignore_index", -100)};
+    INFO(formatShape(shape));
+    checkGenerated({"graph.softmax_cross_entropy",
+                    {logits, y},
+                    {{DType::F32, {}}},
+                    attributes},
+                   1e-5, kNearOneUlps);
+    checkGenerated({"graph.softmax_cross_entropy_backward",
+                    {gradLoss, logits, y},
+                    {{DType::F32, shape}},
+                    attributes},
+                   1e-5, kNearOneUlps);
+    checkGenerated(
+        {"graph.nll_loss", {logits, y}, {{DType::F32, {}}}, attributes}, 1e-5);
+  }
+}
+
 TEST_CASE("generated class losses report the reference's error for a label "
           "out of range",
           "[generated]") {
@@ -108,10 +132,11 @@ TEST_CASE("generated class losses report the reference's error for a label "
   // one in element order is reported, as by the reference kernel.
   Shape shape = {4, 10, 3};
   HostTensor logits = randomTensor(DType::F32, shape);
+  for (DType labelType : {DType::I64, DType::I32})
   for (const auto &[bad, second] : {std::pair(int64_t(10), int64_t(-3)),
                                     std::pair(int64_t(-1), int64_t(12)),
                                     std::pair(int64_t(1000), int64_t(10))}) {
-    HostTensor y = classLabels(DType::I64, labelShape(shape), 10, -100);
+    HostTensor y = classLabels(labelType, labelShape(shape), 10, -100);
     y.data[4] = double(bad);
     y.data[9] = double(second);
     for (const char *op :

@@ -175,3 +175,67 @@ TEST_CASE("generated max and average pooling and their gradients match the "
                    sumTolerance(taps), 1e-7);
   }
 }
+
+TEST_CASE("generated gather and gather_backward match the interpreter",
+          "[generated][gather]") {
+  for (DType indexType : {DType::I64, DType::I32})
+    for (int64_t axis = 0; axis < 3; ++axis) {
+      Shape dataShape = {4, 5, 33};
+      int64_t size = dataShape[axis];
+      // Negative and repeated indices.
+      HostTensor indices = randomIntegers(indexType, {3, 4}, -size, size - 1);
+      Shape shape(dataShape.begin(), dataShape.begin() + axis);
+      shape.insert(shape.end(), {3, 4});
+      shape.insert(shape.end(), dataShape.begin() + axis + 1, dataShape.end());
+      INFO("axis " << axis);
+      checkGeneratedBits({"graph.gather",
+                          {randomTensor(DType::F32, dataShape), indices},
+                          {{DType::F32, shape}},
+                          {integer("axis", axis)}});
+      // Repeated indices sum in f32, the interpreter in double.
+      checkGenerated({"graph.gather_backward",
+                      {randomTensor(DType::F32, shape), indices},
+                      {{DType::F32, dataShape}},
+                      {ints("data_shape", dataShape), integer("axis", axis)}},
+                     1e-6);
+    }
+  // The Transformer's embedding and its gradient (many repeats), with
+  // signed zeros in the table.
+  HostTensor tokens = randomIntegers(DType::I64, {16, 64}, 0, 999);
+  HostTensor table = randomTensor(DType::F32, {1000, 128});
+  table.data[5 * 128 + 3] = -0.0;
+  tokens.data[7] = 5;
+  checkGeneratedBits({"graph.gather",
+                      {table, tokens},
+                      {{DType::F32, {16, 64, 128}}},
+                      {integer("axis", 0)}});
+  checkGenerated({"graph.gather_backward",
+                  {randomTensor(DType::F32, {16, 64, 128}), tokens},
+                  {{DType::F32, {1000, 128}}},
+                  {ints("data_shape", {1000, 128}), integer("axis", 0)}},
+                 1e-6);
+}
+
+TEST_CASE("generated gather reports the reference's error for an index out "
+          "of range",
+          "[generated][gather]") {
+  for (int64_t bad : {5, -6, 100}) {
+    HostTensor indices = tensor(DType::I64, {4}, {1, -5, double(bad), 7});
+    for (bool backward : {false, true}) {
+      OpCase c = backward
+                     ? OpCase{"graph.gather_backward",
+                              {randomTensor(DType::F32, {4, 3}), indices},
+                              {{DType::F32, {5, 3}}},
+                              {ints("data_shape", {5, 3}), integer("axis", 0)}}
+                     : OpCase{"graph.gather",
+                              {randomTensor(DType::F32, {5, 3}), indices},
+                              {{DType::F32, {4, 3}}},
+                              {integer("axis", 0)}};
+      RuntimeRun reference = runKernel(c, "reference");
+      REQUIRE_FALSE(reference.ok);
+      GeneratedRun generated = runGenerated(c);
+      REQUIRE(generated.checkFailure);
+      CHECK(*generated.checkFailure == reference.error);
+    }
+  }
+}

@@ -190,18 +190,20 @@ func.func @everywhere(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf
 
 // -----
 
-// Losses: generated for f32 scores with i64 labels and for f32 pointwise
-// losses; i32 labels stay on the reference kernels.
+// Losses: generated for f32 scores with i64 or i32 labels and for f32
+// pointwise losses; f64 scores stay on the reference kernels.
 // CHECK-LABEL: func.func @losses
 // CHECK: kernel.launch "graph.softmax_cross_entropy"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.softmax_cross_entropy_backward"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.nll_loss"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.nll_loss"{{.*}}backend = "reference"
 // CHECK: kernel.launch "graph.mse_loss"{{.*}}backend = "generated"
-// LOSS: backend 'generated' cannot run graph.nll_loss here: it handles f32 scores with i64 labels only
-func.func @losses(%x: memref<8x10xf32>, %y: memref<8xi64>, %y32: memref<8xi32>, %loss: memref<f32>, %dx: memref<8x10xf32>, %nll: memref<f32>, %mse: memref<f32>) {
+// LOSS: backend 'generated' cannot run graph.nll_loss here: it handles f32 scores with i64 or i32 labels only
+func.func @losses(%x: memref<8x10xf32>, %y: memref<8xi64>, %y32: memref<8xi32>, %loss: memref<f32>, %dx: memref<8x10xf32>, %nll: memref<f32>, %mse: memref<f32>, %x64: memref<8x10xf64>, %nll64: memref<f64>) {
   kernel.launch "graph.softmax_cross_entropy"(%x, %y) -> (%loss) {options = {reduction = "mean"}} : (memref<8x10xf32>, memref<8xi64>) -> memref<f32>
   kernel.launch "graph.softmax_cross_entropy_backward"(%loss, %x, %y) -> (%dx) {options = {reduction = "mean"}} : (memref<f32>, memref<8x10xf32>, memref<8xi64>) -> memref<8x10xf32>
   kernel.launch "graph.nll_loss"(%x, %y32) -> (%nll) {options = {reduction = "mean"}} : (memref<8x10xf32>, memref<8xi32>) -> memref<f32>
+  kernel.launch "graph.nll_loss"(%x64, %y) -> (%nll64) {options = {reduction = "mean"}} : (memref<8x10xf64>, memref<8xi64>) -> memref<f64>
   kernel.launch "graph.mse_loss"(%x, %dx) -> (%mse) {options = {reduction = "sum"}} : (memref<8x10xf32>, memref<8x10xf32>) -> memref<f32>
   return
 }
