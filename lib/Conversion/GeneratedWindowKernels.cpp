@@ -178,6 +178,48 @@ SmallVector<Value> multiplyAdd(OpBuilder &b, Location loc, ValueRange x) {
   return {arith::AddFOp::create(b, loc, x[2], product)};
 }
 
+/// out[n, g, a, p...] += sum_{b, k...} in[n, g, b, p*s + k*d + shift] *
+/// weight: the forward convolution (a = output channel, b = input channel,
+/// weight [g, a, b, k...]) or, `transposed`, the input gradient's
+/// convolution of the dilated gradient (a = input channel, b = output
+/// channel, weight [g, b, a, K-1-k...], the taps flipped). Domain
+/// (n, g, a, b, k..., p...): taps outside, positions inside.
+void directConvolution(KernelBuilder &kb, const ConvGeometry &g, Value in,
+                       Value weight, Value out, bool transposed,
+                       ArrayRef<int64_t> positions, ArrayRef<int64_t> strides,
+                       ArrayRef<int64_t> shifts) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  int64_t outer = transposed ? g.groupChannels : g.groupOutputs;
+  int64_t inner = transposed ? g.groupOutputs : g.groupChannels;
+  SmallVector<int64_t> domain = {g.batch, g.group, outer, inner};
+  llvm::append_range(domain, g.kernel);
+  llvm::append_range(domain, positions);
+  SmallVector<bool> reduction(domain.size(), false);
+  for (unsigned d = 3; d < 4 + rank; ++d)
+    reduction[d] = true;
+  unsigned n = domain.size();
+  auto tap = [&](unsigned i) { return dim(context, 4 + i); };
+  auto position = [&](unsigned i) { return dim(context, 4 + rank + i); };
+  SmallVector<AffineExpr> window = {dim(context, 0), dim(context, 1),
+                                    dim(context, 3)};
+  SmallVector<AffineExpr> filter = {dim(context, 1),
+                                    dim(context, transposed ? 3 : 2),
+                                    dim(context, transposed ? 2 : 3)};
+  SmallVector<AffineExpr> result = {dim(context, 0), dim(context, 1),
+                                    dim(context, 2)};
+  for (unsigned i = 0; i < rank; ++i) {
+    window.push_back(position(i) * strides[i] + tap(i) * g.dilations[i] +
+                     shifts[i]);
+    filter.push_back(transposed ? -tap(i) + (g.kernel[i] - 1) : tap(i));
+    result.push_back(position(i));
+  }
+  kb.nest(domain, reduction, {in, weight}, {out},
+          {map(context, n, window), map(context, n, filter),
+           map(context, n, result)},
+          multiplyAdd);
+}
+
 } // namespace
 
 LogicalResult buildConv(KernelBuilder &kb) {
@@ -210,32 +252,9 @@ LogicalResult buildConv(KernelBuilder &kb) {
     zero(kb, output);
   }
 
-  // Domain (n, g, m, c, k..., o...): taps outside, positions inside.
-  SmallVector<int64_t> domain = {g->batch, g->group, g->groupOutputs,
-                                 g->groupChannels};
-  llvm::append_range(domain, g->kernel);
-  llvm::append_range(domain, g->output);
-  SmallVector<bool> reduction(domain.size(), false);
-  for (unsigned d = 3; d < 4 + rank; ++d)
-    reduction[d] = true;
-  unsigned n = domain.size();
-  auto tap = [&](unsigned i) { return dim(context, 4 + i); };
-  auto position = [&](unsigned i) { return dim(context, 4 + rank + i); };
-  SmallVector<AffineExpr> window = {dim(context, 0), dim(context, 1),
-                                    dim(context, 3)};
-  SmallVector<AffineExpr> filter = {dim(context, 1), dim(context, 2),
-                                    dim(context, 3)};
-  SmallVector<AffineExpr> result = {dim(context, 0), dim(context, 1),
-                                    dim(context, 2)};
-  for (unsigned i = 0; i < rank; ++i) {
-    window.push_back(position(i) * g->strides[i] + tap(i) * g->dilations[i]);
-    filter.push_back(tap(i));
-    result.push_back(position(i));
-  }
-  kb.nest(domain, reduction, {padded, weight}, {output},
-          {map(context, n, window), map(context, n, filter),
-           map(context, n, result)},
-          multiplyAdd);
+  SmallVector<int64_t> noShift(rank, 0);
+  directConvolution(kb, *g, padded, weight, output, /*transposed=*/false,
+                    g->output, g->strides, noShift);
   return success();
 }
 
@@ -245,7 +264,6 @@ LogicalResult buildConvBackwardInput(KernelBuilder &kb) {
                    kb.inputType(0).getShape());
   if (failed(g))
     return failure();
-  MLIRContext *context = kb.builder.getContext();
   unsigned rank = g->rank();
   Value gradOutput = kb.input(0, g->outputShape());
   Value weight = kb.input(1, g->weightShape());
@@ -270,32 +288,9 @@ LogicalResult buildConvBackwardInput(KernelBuilder &kb) {
       placedCopy(kb, gradOutput, dilatedShape, offsets, steps);
   zero(kb, gradInput);
 
-  // Domain (n, g, c, m, k..., h...).
-  SmallVector<int64_t> domain = {g->batch, g->group, g->groupChannels,
-                                 g->groupOutputs};
-  llvm::append_range(domain, g->kernel);
-  llvm::append_range(domain, g->input);
-  SmallVector<bool> reduction(domain.size(), false);
-  for (unsigned d = 3; d < 4 + rank; ++d)
-    reduction[d] = true;
-  unsigned n = domain.size();
-  auto tap = [&](unsigned i) { return dim(context, 4 + i); };
-  auto position = [&](unsigned i) { return dim(context, 4 + rank + i); };
-  SmallVector<AffineExpr> window = {dim(context, 0), dim(context, 1),
-                                    dim(context, 3)};
-  SmallVector<AffineExpr> filter = {dim(context, 1), dim(context, 3),
-                                    dim(context, 2)};
-  SmallVector<AffineExpr> result = {dim(context, 0), dim(context, 1),
-                                    dim(context, 2)};
-  for (unsigned i = 0; i < rank; ++i) {
-    window.push_back(position(i) + tap(i) * g->dilations[i] + shifts[i]);
-    filter.push_back(-tap(i) + (g->kernel[i] - 1));
-    result.push_back(position(i));
-  }
-  kb.nest(domain, reduction, {dilated, weight}, {gradInput},
-          {map(context, n, window), map(context, n, filter),
-           map(context, n, result)},
-          multiplyAdd);
+  SmallVector<int64_t> unitStrides(rank, 1);
+  directConvolution(kb, *g, dilated, weight, gradInput, /*transposed=*/true,
+                    g->input, unitStrides, shifts);
   return success();
 }
 
