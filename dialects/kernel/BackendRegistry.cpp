@@ -317,6 +317,17 @@ static bool float32ClassLoss(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
+/// Dropout masks of f32 (lib/Conversion/GeneratedRandomKernels.cpp).
+static bool allFloat32Mask(LaunchOp launch, std::string &whyNot) {
+  if (!cast<MemRefType>(launch.getOutputs()[0].getType())
+           .getElementType()
+           .isF32()) {
+    whyNot = "it draws f32 masks only";
+    return false;
+  }
+  return true;
+}
+
 /// Gathers and their gradients: f32 data, i64 or i32 indices, and an axis
 /// of size at least 1 (lib/Conversion/GeneratedSliceKernels.cpp).
 static bool generatedGather(LaunchOp launch, std::string &whyNot) {
@@ -528,6 +539,7 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.avg_pool_backward", "generated", -10, allFloat32},
       {"graph.gather", "generated", -10, generatedGather},
       {"graph.gather_backward", "generated", -10, generatedGather},
+      {"graph.random_mask", "generated", -10, allFloat32Mask},
       {"graph.slice", "generated", -10, always},
       {"graph.slice_backward", "generated", -10, always},
       {"graph.concat", "generated", -10, always},

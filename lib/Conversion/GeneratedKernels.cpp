@@ -550,6 +550,7 @@ const llvm::StringMap<Builder> &builders() {
     t["graph.slice_backward"] = buildSliceBackward;
     t["graph.concat"] = buildConcat;
     t["graph.gather"] = buildGather;
+    t["graph.random_mask"] = buildRandomMask;
     t["graph.gather_backward"] = buildGatherBackward;
     t["graph.avg_pool"] = buildAvgPool;
     t["graph.avg_pool_backward"] = buildAvgPoolBackward;

@@ -332,6 +332,8 @@ LogicalResult buildGatherBackward(KernelBuilder &kb);
 LogicalResult buildConv(KernelBuilder &kb);
 LogicalResult buildConvBackwardInput(KernelBuilder &kb);
 LogicalResult buildConvBackwardWeight(KernelBuilder &kb);
+/// graph.random_mask: dropout's mask, Philox4x32-10 as in trainc/Random.h.
+LogicalResult buildRandomMask(KernelBuilder &kb);
 /// graph.matmul (numpy semantics) and graph.gemm.
 LogicalResult buildMatmul(KernelBuilder &kb);
 LogicalResult buildGemm(KernelBuilder &kb);

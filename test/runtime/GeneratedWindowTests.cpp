@@ -239,3 +239,21 @@ TEST_CASE("generated gather reports the reference's error for an index out "
     }
   }
 }
+
+TEST_CASE("generated random_mask draws the reference's Philox masks",
+          "[generated][random]") {
+  // Negative seeds and steps past 2^32 (every word of the counter and key
+  // used), ratios 0 to 0.9, a mask split across threads.
+  for (auto [seed, step] : {std::pair<double, double>(1234, 0),
+                            std::pair<double, double>(-5, 8589934601.0)})
+    for (double ratio : {0.0, 0.25, 0.5, 0.9})
+      for (const Shape &shape : {Shape{4, 8}, Shape{64, 1000}, Shape{7}}) {
+        INFO("seed " << seed << " step " << step << " ratio " << ratio);
+        checkGeneratedBits(
+            {"graph.random_mask",
+             {tensor(DType::I64, {}, {seed}), tensor(DType::I64, {}, {step})},
+             {{DType::F32, shape}},
+             {ints("shape", shape), type("element_type", DType::F32),
+              real("ratio", ratio), integer("stream", 6)}});
+      }
+}
