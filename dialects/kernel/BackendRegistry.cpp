@@ -46,6 +46,21 @@ static bool float32OrInteger(LaunchOp launch, std::string &whyNot) {
   return false;
 }
 
+/// As float32OrMask, or i1 masks with all other buffers i64, or all i32
+/// (integer comparisons and selects).
+static bool float32OrIntegerOrMask(LaunchOp launch, std::string &whyNot) {
+  for (unsigned width : {32u, 64u})
+    if (llvm::all_of(launch->getOperands(), [&](Value buffer) {
+          Type element = cast<MemRefType>(buffer.getType()).getElementType();
+          return element.isInteger(1) || element.isSignlessInteger(width);
+        }))
+      return true;
+  if (float32OrMask(launch, whyNot))
+    return true;
+  whyNot = "it handles f32 tensors, i1 masks and i32 or i64 integers only";
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // oneDNN: what lib/Runtime/kernels/Dnnl*.cpp refuse, these reject.
 //===----------------------------------------------------------------------===//
@@ -467,12 +482,12 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.sub", "generated", 5, float32OrInteger},
       {"graph.mul", "generated", 5, float32OrInteger},
       {"graph.div", "generated", 5, float32OrMask},
-      {"graph.equal", "generated", 5, float32OrMask},
-      {"graph.less", "generated", 5, float32OrMask},
-      {"graph.greater", "generated", 5, float32OrMask},
-      {"graph.less_equal", "generated", 5, float32OrMask},
-      {"graph.greater_equal", "generated", 5, float32OrMask},
-      {"graph.where", "generated", 5, float32OrMask},
+      {"graph.equal", "generated", 5, float32OrIntegerOrMask},
+      {"graph.less", "generated", 5, float32OrIntegerOrMask},
+      {"graph.greater", "generated", 5, float32OrIntegerOrMask},
+      {"graph.less_equal", "generated", 5, float32OrIntegerOrMask},
+      {"graph.greater_equal", "generated", 5, float32OrIntegerOrMask},
+      {"graph.where", "generated", 5, float32OrIntegerOrMask},
       {"graph.cast", "generated", 5, generatedCast},
       {"graph.neg", "generated", 5, float32OrMask},
       {"graph.abs", "generated", 5, float32OrMask},

@@ -57,8 +57,11 @@ Value arithmeticOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
     return IntegerOp::create(b, loc, x[0], x[1]);
   return FloatOp::create(b, loc, x[0], x[1]);
 }
-template <arith::CmpFPredicate predicate>
+/// Comparisons of floats (ordered: false with a NaN) or of signed integers.
+template <arith::CmpFPredicate predicate, arith::CmpIPredicate integer>
 Value compareOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
+  if (isa<IntegerType>(x[0].getType()))
+    return arith::CmpIOp::create(b, loc, integer, x[0], x[1]);
   return arith::CmpFOp::create(b, loc, predicate, x[0], x[1]);
 }
 Value passThrough(KernelBuilder &, OpBuilder &, Location, ValueRange x) {
@@ -476,15 +479,16 @@ const llvm::StringMap<Builder> &builders() {
       t[name] = [fn](KernelBuilder &kb) { return buildElementwise(kb, fn); };
     };
     using P = arith::CmpFPredicate;
+    using I = arith::CmpIPredicate;
     elementwise("graph.add", arithmeticOp<arith::AddFOp, arith::AddIOp>);
     elementwise("graph.sub", arithmeticOp<arith::SubFOp, arith::SubIOp>);
     elementwise("graph.mul", arithmeticOp<arith::MulFOp, arith::MulIOp>);
     elementwise("graph.div", binaryOp<arith::DivFOp>);
-    elementwise("graph.equal", compareOp<P::OEQ>);
-    elementwise("graph.less", compareOp<P::OLT>);
-    elementwise("graph.greater", compareOp<P::OGT>);
-    elementwise("graph.less_equal", compareOp<P::OLE>);
-    elementwise("graph.greater_equal", compareOp<P::OGE>);
+    elementwise("graph.equal", compareOp<P::OEQ, I::eq>);
+    elementwise("graph.less", compareOp<P::OLT, I::slt>);
+    elementwise("graph.greater", compareOp<P::OGT, I::sgt>);
+    elementwise("graph.less_equal", compareOp<P::OLE, I::sle>);
+    elementwise("graph.greater_equal", compareOp<P::OGE, I::sge>);
     elementwise("graph.where", whereOp);
     elementwise("graph.cast", castOp);
     elementwise("graph.expand", passThrough);

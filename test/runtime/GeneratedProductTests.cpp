@@ -95,7 +95,8 @@ TEST_CASE("generated global_avg_pool, not and pow match the interpreter",
   checkGenerated({"graph.pow", {positive, exponent}, {{DType::F32, {5, 33}}}});
 }
 
-TEST_CASE("generated integer add, sub and mul match the interpreter",
+TEST_CASE("generated integer add, sub, mul, comparisons and where match the "
+          "interpreter",
           "[generated]") {
   // Results that fit the type (and, for i64, a double: the harness holds
   // values as doubles, and the interpreter saturates where the runtime's
@@ -107,6 +108,17 @@ TEST_CASE("generated integer add, sub and mul match the interpreter",
     for (const char *op : {"add", "sub", "mul"})
       checkGenerated({std::string("graph.") + op, {a, b}, {{dtype, {7, 33}}}},
                      0.0);
+  }
+  // Comparisons (signed) and selects of integers.
+  for (DType dtype : {DType::I64, DType::I32}) {
+    HostTensor a = randomIntegers(dtype, {7, 33}, -3, 3);
+    HostTensor b = randomIntegers(dtype, {33}, -3, 3);
+    for (const char *op :
+         {"equal", "less", "greater", "less_equal", "greater_equal"})
+      checkGenerated(
+          {std::string("graph.") + op, {a, b}, {{DType::I1, {7, 33}}}}, 0.0);
+    HostTensor mask = randomIntegers(DType::I1, {7, 33}, 0, 1);
+    checkGenerated({"graph.where", {mask, a, b}, {{dtype, {7, 33}}}}, 0.0);
   }
   HostTensor step = tensor(DType::I64, {}, {41});
   HostTensor one = tensor(DType::I64, {}, {1});
