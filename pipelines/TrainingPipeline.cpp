@@ -14,6 +14,9 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // The reverse sweep builds gradients for every operand; folding and
   // dead-code elimination keep only what the parameters need.
   pm.addPass(mlir::createCanonicalizerPass());
+  // Convolutions over planes smaller than their padded window read
+  // their live taps only (one slice per weight and function, after CSE).
+  pm.addPass(graph::createDropDeadTapsPass());
   pm.addPass(mlir::createCSEPass());
 }
 

@@ -530,6 +530,13 @@ llvm::ArrayRef<BackendRule> backendRules() {
       // Products as loop nests: the fallback where neither library applies.
       {"graph.matmul", "generated", 5, allFloat32},
       {"graph.gemm", "generated", 5, allFloat32},
+      // Slices as strided views: vectorized where the innermost step is 1,
+      // about twice the reference's speed (Transformer b16 on 2 threads:
+      // slice_backward 0.13 against 0.31 ms/step, slice 0.07 against
+      // 0.14; ResNet-18's live-tap slices of its 3x3 weights 1.2 against
+      // 3.0, their gradients 1.6 against 6.9).
+      {"graph.slice", "generated", 5, always},
+      {"graph.slice_backward", "generated", 5, always},
       {"graph.expand", "generated", 5, always},
       {"graph.transpose", "generated", 5, always},
       {"graph.reshape", "generated", 5, always},
@@ -555,8 +562,7 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.gather", "generated", -10, generatedGather},
       {"graph.gather_backward", "generated", -10, generatedGather},
       {"graph.random_mask", "generated", -10, allFloat32Mask},
-      {"graph.slice", "generated", -10, always},
-      {"graph.slice_backward", "generated", -10, always},
+
       {"graph.concat", "generated", -10, always},
       // Wider exactly tiling windows are read strided, by scalar loops:
       // 1.18 ms against oneDNN's 0.36-0.42 ms for the gradient of a 3x3/3

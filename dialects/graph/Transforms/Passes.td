@@ -66,4 +66,27 @@ def AutodiffPass : Pass<"trainc-autodiff", "mlir::ModuleOp"> {
   ];
 }
 
+def DropDeadTapsPass : Pass<"trainc-drop-dead-taps", "mlir::ModuleOp"> {
+  let summary = "Convolution taps that only ever read padding are dropped";
+  let description = [{
+    With static shapes, a convolution's kernel taps that read the padding
+    for every output position contribute nothing (the reference skips
+    padding taps) and get a zero gradient. A 3x3 convolution with padding 1
+    over a 1x1 plane (ResNet-18's last stage on 32x32 images) uses only its
+    centre tap: 8/9 of its weight is read, reordered and multiplied by
+    zeros on every step. This pass rewrites, in every function,
+
+    * `graph.conv(x, w)` and `graph.conv_backward_input(dy, w)` to the
+      same op on `graph.slice(w)`, the hull of the live taps, with the
+      padding that keeps each tap reading the same input element;
+    * `graph.conv_backward_weight(dy, x)` to `graph.slice_backward` (zeros
+      for the dropped taps) of the weight gradient of the sliced kernel.
+
+    The parameters keep their shape: optimizers, checkpoints and the
+    exported model see the full kernel. A convolution whose live taps
+    cannot be written with non-negative padding is left as it is.
+  }];
+  let dependentDialects = ["::trainc::graph::GraphDialect"];
+}
+
 #endif // TRAINC_GRAPH_PASSES_TD
