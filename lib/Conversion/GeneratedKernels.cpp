@@ -243,6 +243,10 @@ LogicalResult buildElementwise(KernelBuilder &kb, ScalarFn fn) {
 }
 
 /// graph.transpose: output axis a reads input axis perm[a].
+/// Elements per side of a strided transpose's tiles: 16 f32 are a cache
+/// line.
+constexpr int64_t kTransposeTile = 16;
+
 LogicalResult buildTranspose(KernelBuilder &kb) {
   auto perm = kb.launch.getOptions().getAs<DenseI64ArrayAttr>("perm");
   ArrayRef<int64_t> shape = kb.outputType(0).getShape();
@@ -258,10 +262,23 @@ LogicalResult buildTranspose(KernelBuilder &kb) {
   space.collapse();
   Operand input{kb.input(0, space.shape(inputId)), inputId};
   Operand output{kb.output(0, space.shape(outputId)), outputId};
-  kb.nest(space, input, output, space.reduction,
-          [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
-            return {x[0]};
-          });
+  loop::NestOp nest =
+      kb.nest(space, input, output, space.reduction,
+              [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
+                return {x[0]};
+              });
+  // A strided transpose runs in square tiles of the output's innermost
+  // dim and the input's, so that both walk whole cache lines.
+  loop::ScheduleAttr schedule = nest.getSchedule();
+  ArrayRef<unsigned> readDims = space.operands[inputId];
+  if (!schedule.getVectorize() && readDims.size() >= 2) {
+    SmallVector<int64_t> tile(schedule.getTile());
+    unsigned written = space.domain.size() - 1, read = readDims.back();
+    tile[written] = std::min<int64_t>(kTransposeTile, space.domain[written]);
+    tile[read] = std::min<int64_t>(kTransposeTile, space.domain[read]);
+    nest.setScheduleAttr(loop::ScheduleAttr::get(
+        kb.builder.getContext(), schedule.getParallel(), tile, false));
+  }
   return success();
 }
 

@@ -38,6 +38,78 @@ TEST_CASE("matmul with numpy semantics on both backends", "[neural]") {
     }
 }
 
+namespace {
+/// `x` with its last two dims swapped.
+HostTensor swapLastTwo(const HostTensor &x) {
+  HostTensor y = x;
+  size_t rank = x.shape.size();
+  int64_t rows = x.shape[rank - 2], columns = x.shape[rank - 1];
+  std::swap(y.shape[rank - 2], y.shape[rank - 1]);
+  int64_t plane = rows * columns;
+  for (int64_t p = 0; p < x.numElements() / std::max<int64_t>(1, plane); ++p)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < columns; ++j)
+        y.data[p * plane + j * rows + i] = x.data[p * plane + i * columns + j];
+  return y;
+}
+} // namespace
+
+TEST_CASE("matmul reads operands stored transposed (lhs_perm, rhs_perm)",
+          "[neural]") {
+  // What --trainc-fold-transposes leaves: the product reads a transpose's
+  // input. Shared rhs (one folded GEMM), batches below and above 4 (the
+  // two loops), 2-D.
+  struct Case {
+    Shape lhs, rhs, result;
+  };
+  for (const Case &c : std::vector<Case>{{{5, 7}, {7, 3}, {5, 3}},
+                                          {{2, 5, 7}, {2, 7, 3}, {2, 5, 3}},
+                                          {{6, 5, 7}, {6, 7, 3}, {6, 5, 3}},
+                                          {{6, 5, 7}, {7, 3}, {6, 5, 3}}})
+    for (bool transposeLhs : {false, true})
+      for (bool transposeRhs : {false, true}) {
+        HostTensor lhs = randomTensor(DType::F32, c.lhs);
+        HostTensor rhs = randomTensor(DType::F32, c.rhs);
+        RuntimeRun expected =
+            runKernel({"graph.matmul", {lhs, rhs}, {{DType::F32, c.result}}},
+                      "reference");
+        REQUIRE(expected.ok);
+        OpCase stored{"graph.matmul",
+                      {transposeLhs ? swapLastTwo(lhs) : lhs,
+                       transposeRhs ? swapLastTwo(rhs) : rhs},
+                      {{DType::F32, c.result}}};
+        auto perm = [](size_t rank) {
+          Shape p;
+          for (size_t d = 0; d < rank; ++d)
+            p.push_back(int64_t(d));
+          std::swap(p[rank - 2], p[rank - 1]);
+          return p;
+        };
+        if (transposeLhs)
+          stored.attributes.push_back(ints("lhs_perm", perm(c.lhs.size())));
+        if (transposeRhs)
+          stored.attributes.push_back(ints("rhs_perm", perm(c.rhs.size())));
+        for (const char *backend : {"openblas", "dnnl"}) {
+          INFO(backend << " lhs " << formatShape(c.lhs) << " rhs "
+                       << formatShape(c.rhs) << " transposed " << transposeLhs
+                       << transposeRhs);
+          RuntimeRun actual = runKernel(stored, backend);
+          REQUIRE(actual.ok);
+          checkClose(actual.outputs[0], expected.outputs[0], 1e-5);
+        }
+      }
+  // OpenBLAS reads transposes of the last two dims only.
+  OpCase batchMoved{"graph.matmul",
+                    {randomTensor(DType::F32, {2, 5, 7}),
+                     randomTensor(DType::F32, {2, 7, 3})},
+                    {{DType::F32, {2, 5, 3}}},
+                    {ints("lhs_perm", {1, 0, 2})}};
+  RuntimeRun refused = runKernel(batchMoved, "openblas");
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.error.find("lhs_perm must swap the last two dims") !=
+        std::string::npos);
+}
+
 TEST_CASE("gemm with transposes, alpha, beta and a broadcast c", "[neural]") {
   for (DType dtype : {DType::F32, DType::F64})
     for (bool transA : {false, true})

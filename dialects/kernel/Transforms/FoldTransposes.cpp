@@ -40,6 +40,18 @@ bool writtenBetween(Value buffer, Operation *from, Operation *to) {
   return false;
 }
 
+/// Whether `perm` swaps the last two dims and keeps the others.
+bool swapsLastTwo(ArrayRef<int64_t> perm) {
+  size_t rank = perm.size();
+  if (rank < 2 || perm[rank - 2] != int64_t(rank - 1) ||
+      perm[rank - 1] != int64_t(rank - 2))
+    return false;
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (perm[d] != int64_t(d))
+      return false;
+  return true;
+}
+
 struct FoldTransposesPass
     : trainc::kernel::impl::FoldTransposesPassBase<FoldTransposesPass> {
   using Base::Base;
@@ -47,7 +59,8 @@ struct FoldTransposesPass
   void runOnOperation() override {
     SmallVector<LaunchOp> matmuls;
     getOperation().walk([&](LaunchOp launch) {
-      if (launch.getKernel() == "graph.matmul" && launch.getBackend() == "dnnl")
+      if (launch.getKernel() == "graph.matmul" &&
+          (launch.getBackend() == "dnnl" || launch.getBackend() == "openblas"))
         matmuls.push_back(launch);
     });
     for (LaunchOp matmul : matmuls)
@@ -66,6 +79,9 @@ struct FoldTransposesPass
       return;
     auto perm = transpose.getOptions().getAs<DenseI64ArrayAttr>("perm");
     if (!perm)
+      return;
+    // OpenBLAS reads an operand transposed, not permuted otherwise.
+    if (matmul.getBackend() == "openblas" && !swapsLastTwo(perm.asArrayRef()))
       return;
     NamedAttrList options(matmul.getOptions());
     options.set(option, perm);

@@ -31,14 +31,16 @@ def LowerToKernelPass : Pass<"trainc-lower-to-kernel", "mlir::ModuleOp"> {
 }
 
 def FoldTransposesPass : Pass<"trainc-fold-transposes", "mlir::ModuleOp"> {
-  let summary = "Transposes read by oneDNN matmuls become strided operands";
+  let summary = "Transposes read by oneDNN and OpenBLAS matmuls become strided operands";
   let description = [{
-    oneDNN's matmul reads its operands through any strides, so a transposed
-    copy made only for it is wasted memory traffic (the Transformer's
-    attention transposes heads and keys before every batched product). For
-    a `graph.matmul` launch on `dnnl` whose input is the output of a
-    `graph.transpose` launch, the matmul reads the transpose's input
-    instead, with the permutation as option `lhs_perm` or `rhs_perm`; the
+    oneDNN's matmul reads its operands through any strides, and BLAS reads
+    a matrix transposed, so a transposed copy made only for the product is
+    wasted memory traffic (the Transformer's attention transposes heads and
+    keys before every batched product). For a `graph.matmul` launch on
+    `dnnl` (any permutation) or `openblas` (a swap of the last two dims)
+    whose input is the output of a `graph.transpose` launch, the matmul
+    reads the transpose's input instead, with the permutation as option
+    `lhs_perm` or `rhs_perm`; the
     transpose and its buffer go when nothing else reads them. Not folded
     when the transpose's input is written between the two launches (an
     in-place optimizer update).

@@ -50,10 +50,46 @@ bool prepare(const Launch &launch, std::initializer_list<int64_t> sizes,
 
 namespace {
 
+/// Whether matmul operand `index` is stored with its last two dims swapped
+/// (`lhs_perm` / `rhs_perm`, set by --trainc-fold-transposes: BLAS reads
+/// such an operand transposed); `shape` becomes the operand's logical
+/// shape. Other permutations are an error.
+bool transposedOperand(const Launch &launch, unsigned index,
+                       const char *option, Shape &shape, bool &transposed,
+                       std::string &error) {
+  shape = launch.inputs[index].shape;
+  transposed = false;
+  std::vector<int64_t> perm = launch.ints(option);
+  if (perm.empty())
+    return true;
+  size_t rank = shape.size();
+  bool swapsLastTwo = perm.size() == rank && rank >= 2 &&
+                      perm[rank - 2] == int64_t(rank - 1) &&
+                      perm[rank - 1] == int64_t(rank - 2);
+  for (size_t d = 0; swapsLastTwo && d + 2 < rank; ++d)
+    swapsLastTwo = perm[d] == int64_t(d);
+  if (!swapsLastTwo)
+    return fail(launch, error,
+                std::string(option) +
+                    " must swap the last two dims (and keep the others)");
+  std::swap(shape[rank - 2], shape[rank - 1]);
+  transposed = true;
+  return true;
+}
+
 bool matmulKernel(const Launch &launch, void *const *inputs,
                   void *const *outputs, std::string &error) {
+  if (!checkArity(launch, 2, 2, 1, 1, error))
+    return false;
+  Launch logical = launch; // the shapes the product sees
+  bool transA = false, transB = false;
+  if (!transposedOperand(launch, 0, "lhs_perm", logical.inputs[0].shape,
+                         transA, error) ||
+      !transposedOperand(launch, 1, "rhs_perm", logical.inputs[1].shape,
+                         transB, error))
+    return false;
   MatmulShape mm;
-  if (!makeMatmulShape(launch, mm, error) ||
+  if (!makeMatmulShape(logical, mm, error) ||
       !blas::prepare(launch, {mm.m * mm.batch, mm.n, mm.k}, error))
     return false;
   return withFloat(launch, launch.inputs[0].dtype, error, [&](auto tag) {
@@ -62,23 +98,27 @@ bool matmulKernel(const Launch &launch, void *const *inputs,
     const T *rhs = static_cast<const T *>(inputs[1]);
     T *out = static_cast<T *>(outputs[0]);
     int64_t m = mm.m, n = mm.n, k = mm.k;
-    // One shared rhs and a dense lhs: a single [batch * m, k] product.
-    bool foldBatch = true;
+    int64_t lda = transA ? m : k, ldb = transB ? k : n;
+    // One shared rhs and a dense, untransposed lhs: a single [batch * m, k]
+    // product.
+    bool foldBatch = !transA;
     for (int64_t p = 0; p < mm.batch && foldBatch; ++p)
       foldBatch = mm.rhsIndex[p] == 0 && mm.lhsIndex[p] == p;
     if (foldBatch) {
-      blas::parallelGemm<T>(false, false, mm.batch * m, n, k, 1, lhs, k, rhs, n,
-                            0, out, n);
+      blas::parallelGemm<T>(false, transB, mm.batch * m, n, k, 1, lhs, k, rhs,
+                            ldb, 0, out, n);
     } else if (mm.batch >= 4) {
 #pragma omp parallel for schedule(static)
       for (int64_t p = 0; p < mm.batch; ++p)
-        blas::gemm<T>(false, false, m, n, k, 1, lhs + mm.lhsIndex[p] * m * k, k,
-                      rhs + mm.rhsIndex[p] * k * n, n, 0, out + p * m * n, n);
+        blas::gemm<T>(transA, transB, m, n, k, 1, lhs + mm.lhsIndex[p] * m * k,
+                      lda, rhs + mm.rhsIndex[p] * k * n, ldb, 0,
+                      out + p * m * n, n);
     } else {
       for (int64_t p = 0; p < mm.batch; ++p)
-        blas::parallelGemm<T>(
-            false, false, m, n, k, 1, lhs + mm.lhsIndex[p] * m * k, k,
-            rhs + mm.rhsIndex[p] * k * n, n, 0, out + p * m * n, n);
+        blas::parallelGemm<T>(transA, transB, m, n, k, 1,
+                              lhs + mm.lhsIndex[p] * m * k, lda,
+                              rhs + mm.rhsIndex[p] * k * n, ldb, 0,
+                              out + p * m * n, n);
     }
     return true;
   });

@@ -1,6 +1,8 @@
 // --trainc-fold-transposes: a dnnl matmul reads a transpose's input through
-// strides (lhs_perm / rhs_perm); the transpose goes when nothing else reads
-// it. Not for other backends, nor when the input is written in between.
+// strides (lhs_perm / rhs_perm), an openblas one reads a swap of the last
+// two dims transposed; the transpose goes when nothing else reads it. Not
+// for other backends or permutations, nor when the input is written in
+// between.
 // RUN: trainc-opt %s --trainc-fold-transposes | FileCheck %s
 
 // CHECK-LABEL: func.func @attention_scores
@@ -39,5 +41,25 @@ func.func @updated_between(%x: memref<3x4xf32>, %w: memref<5x4xf32>, %g: memref<
   kernel.launch "graph.transpose"(%w) -> (%wt) {backend = "generated", options = {perm = array<i64: 1, 0>}} : (memref<5x4xf32>) -> memref<4x5xf32>
   kernel.launch "graph.sgd_update"(%w, %g, %lr, %step) -> (%w) {backend = "generated", options = {}} : (memref<5x4xf32>, memref<5x4xf32>, memref<f32>, memref<i64>) -> memref<5x4xf32>
   kernel.launch "graph.matmul"(%x, %wt) -> (%y) {backend = "dnnl", options = {}} : (memref<3x4xf32>, memref<4x5xf32>) -> memref<3x5xf32>
+  return
+}
+
+// OpenBLAS: transposes of the last two dims fold (BLAS reads the matrix
+// transposed); a transpose that moves a batch dim stays.
+// CHECK-LABEL: func.func @openblas
+// CHECK-SAME: (%[[Q:.*]]: memref<8x16x4xf32>, %[[K:.*]]: memref<8x16x4xf32>
+// CHECK: kernel.launch "graph.matmul"(%[[Q]], %[[K]]) -> (%{{.*}}) {backend = "openblas", options = {rhs_perm = array<i64: 0, 2, 1>}}
+// CHECK: %[[KB:.*]] = kernel.alloc : memref<16x8x4xf32>
+// CHECK: kernel.launch "graph.transpose"(%[[K]]) -> (%[[KB]])
+// CHECK: kernel.launch "graph.matmul"(%[[KB]], %{{.*}}) -> (%{{.*}}) {backend = "openblas", options = {rhs_perm = array<i64: 0, 2, 1>}}
+func.func @openblas(%q: memref<8x16x4xf32>, %k: memref<8x16x4xf32>, %s: memref<8x16x16xf32>, %v: memref<16x8x4xf32>, %p: memref<16x8x8xf32>) {
+  %kt = kernel.alloc : memref<8x4x16xf32>
+  kernel.launch "graph.transpose"(%k) -> (%kt) {backend = "generated", options = {perm = array<i64: 0, 2, 1>}} : (memref<8x16x4xf32>) -> memref<8x4x16xf32>
+  kernel.launch "graph.matmul"(%q, %kt) -> (%s) {backend = "openblas", options = {}} : (memref<8x16x4xf32>, memref<8x4x16xf32>) -> memref<8x16x16xf32>
+  %kb = kernel.alloc : memref<16x8x4xf32>
+  kernel.launch "graph.transpose"(%k) -> (%kb) {backend = "generated", options = {perm = array<i64: 1, 0, 2>}} : (memref<8x16x4xf32>) -> memref<16x8x4xf32>
+  %vt = kernel.alloc : memref<16x4x8xf32>
+  kernel.launch "graph.transpose"(%v) -> (%vt) {backend = "generated", options = {perm = array<i64: 0, 2, 1>}} : (memref<16x8x4xf32>) -> memref<16x4x8xf32>
+  kernel.launch "graph.matmul"(%kb, %vt) -> (%p) {backend = "openblas", options = {}} : (memref<16x8x4xf32>, memref<16x4x8xf32>) -> memref<16x8x8xf32>
   return
 }
