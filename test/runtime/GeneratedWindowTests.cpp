@@ -53,25 +53,11 @@ TEST_CASE("generated conv and its gradients match the interpreter",
   }
 }
 
-namespace {
-struct SliceCase {
-  Shape starts, ends, steps, shape;
-};
-const std::vector<SliceCase> kSlices = {
-    {{0, 0, 0}, {4, 5, 6}, {1, 1, 1}, {4, 5, 6}},
-    {{1, 0, 2}, {3, 5, 6}, {1, 2, 3}, {2, 3, 2}},
-    {{3, 4, 5}, {-1, -1, -1}, {-1, -1, -1}, {4, 5, 6}},
-    {{3, 4, 5}, {0, 1, -1}, {-2, -2, -4}, {2, 2, 2}},
-    {{2, 0, 0}, {2, 5, 6}, {1, 1, 1}, {0, 5, 6}},
-    {{0, 1, 0}, {4, 2, 6}, {3, 1, 5}, {2, 1, 2}},
-    {{1, 2, 1}, {4, 5, 6}, {1, 1, 1}, {3, 3, 5}},
-};
-} // namespace
 
 TEST_CASE("generated slice and slice_backward move elements exactly",
           "[generated][slice]") {
   for (DType dtype : {DType::F32, DType::I64, DType::I1}) {
-    for (const SliceCase &s : kSlices) {
+    for (const SliceCase &s : sliceCases()) {
       INFO("starts " << formatShape(s.starts) << " steps "
                      << formatShape(s.steps));
       HostTensor x = dtype == DType::F32

@@ -1,5 +1,6 @@
 //===- TensorTests.cpp - data movement, constants, random_mask, copy ------===//
 #include "RuntimeTestSupport.h"
+#include "WindowCases.h"
 
 #include <catch2/catch.hpp>
 
@@ -98,19 +99,8 @@ TEST_CASE("concat along every axis", "[tensor]") {
 }
 
 TEST_CASE("slice with positive, negative and empty ranges", "[tensor]") {
-  struct Slice {
-    Shape starts, ends, steps, shape;
-  };
-  std::vector<Slice> slices = {
-      {{0, 0, 0}, {4, 5, 6}, {1, 1, 1}, {4, 5, 6}},
-      {{1, 0, 2}, {3, 5, 6}, {1, 2, 3}, {2, 3, 2}},
-      {{3, 4, 5}, {-1, -1, -1}, {-1, -1, -1}, {4, 5, 6}},
-      {{3, 4, 5}, {0, 1, -1}, {-2, -2, -4}, {2, 2, 2}},
-      {{2, 0, 0}, {2, 5, 6}, {1, 1, 1}, {0, 5, 6}},
-      {{0, 1, 0}, {4, 2, 6}, {3, 1, 5}, {2, 1, 2}},
-  };
   for (DType dtype : kTypes)
-    for (const Slice &s : slices) {
+    for (const SliceCase &s : sliceCases()) {
       HostTensor x = someTensor(dtype, {4, 5, 6});
       checkOp({"graph.slice",
                {x},

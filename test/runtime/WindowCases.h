@@ -1,5 +1,4 @@
-//===- WindowCases.h - conv and pooling geometries the tests share -*- C++
-//-*-===//
+//===- WindowCases.h - conv, pooling and slice geometries the tests share -*- C++ -*-===//
 #ifndef TRAINC_TEST_RUNTIME_WINDOWCASES_H
 #define TRAINC_TEST_RUNTIME_WINDOWCASES_H
 
@@ -219,6 +218,25 @@ inline std::vector<PoolCase> poolCases() {
       {D::F64, {2, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, true, true},
   };
   return cases;
+}
+
+/// A slice of a [4, 5, 6] tensor: normalized starts, ends and steps, and
+/// the result's shape.
+struct SliceCase {
+  Shape starts, ends, steps, shape;
+};
+
+/// Positive, negative, strided and empty ranges.
+inline std::vector<SliceCase> sliceCases() {
+  return {
+      {{0, 0, 0}, {4, 5, 6}, {1, 1, 1}, {4, 5, 6}},
+      {{1, 0, 2}, {3, 5, 6}, {1, 2, 3}, {2, 3, 2}},
+      {{3, 4, 5}, {-1, -1, -1}, {-1, -1, -1}, {4, 5, 6}},
+      {{3, 4, 5}, {0, 1, -1}, {-2, -2, -4}, {2, 2, 2}},
+      {{2, 0, 0}, {2, 5, 6}, {1, 1, 1}, {0, 5, 6}},
+      {{0, 1, 0}, {4, 2, 6}, {3, 1, 5}, {2, 1, 2}},
+      {{1, 2, 1}, {4, 5, 6}, {1, 1, 1}, {3, 3, 5}},
+  };
 }
 
 } // namespace trainc::rttest
