@@ -221,6 +221,11 @@ LogicalResult NestOp::verify() {
           return emitOpError("parallel dimension ")
                  << parallel << " is summed with others in indexing map "
                  << i;
+        // A block of the parallel dimension is a view of each buffer,
+        // which steps forward.
+        if (form->coefficients[parallel] < 0)
+          return emitOpError("parallel dimension ")
+                 << parallel << " steps backwards in indexing map " << i;
       }
     for (unsigned i = 0; i < getOutputs().size(); ++i) {
       AffineMap map =

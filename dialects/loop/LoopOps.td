@@ -55,7 +55,8 @@ def Loop_ScheduleAttr : AttrDef<Loop_Dialect, "Schedule"> {
       masks for the partial tiles at the domain's edges. Nests whose maps
       sum dimensions (windows) are not vectorized: they run as scalar loops.
 
-    The parallel dimension may not be summed with others in any map.
+    The parallel dimension may not be summed with others in any map, nor
+    step backwards: each block of it is a view of every buffer.
   }];
   let parameters = (ins "int64_t":$parallel,
                         ArrayRefParameter<"int64_t">:$tile,

@@ -44,7 +44,7 @@ func.func @affine_maps(%x: memref<7x7xf32>, %w: memref<3x3xf32>, %y: memref<3x3x
     loop.yield %s : f32
   }
   loop.nest ins(%m : memref<4x8xf32>) outs(%z : memref<7xf32>)
-      domain = [4] schedule = #loop.schedule<parallel = 0, tile = [1], vectorize = false>
+      domain = [4] schedule = #loop.schedule<parallel = -1, tile = [1], vectorize = false>
       attributes {indexing_maps = [#back, #shifted], iterators = ["parallel"]} {
   ^bb0(%a: f32, %out: f32):
     loop.yield %a : f32
@@ -296,6 +296,23 @@ func.func @parallel_window(%x: memref<10xf32>, %y: memref<8xf32>) {
   ^bb0(%a: f32, %out: f32):
     %s = arith.addf %a, %out : f32
     loop.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Threads split a dimension that one buffer walks backwards (a reversed
+// slice): a block would not be a forward view of it.
+#back = affine_map<(d0) -> (-d0 + 7)>
+#id = affine_map<(d0) -> (d0)>
+func.func @parallel_backwards(%x: memref<8xf32>, %y: memref<8xf32>) {
+  // expected-error @+1 {{parallel dimension 0 steps backwards in indexing map 0}}
+  loop.nest ins(%x : memref<8xf32>) outs(%y : memref<8xf32>)
+      domain = [8] schedule = #loop.schedule<parallel = 0, tile = [1], vectorize = false>
+      attributes {indexing_maps = [#back, #id], iterators = ["parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
   }
   return
 }
