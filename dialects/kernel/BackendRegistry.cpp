@@ -550,8 +550,9 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.batch_norm_inference", "dnnl", -10, dnnlBatchNorm},
       {"graph.batch_norm_training_backward", "dnnl", -10, dnnlBatchNorm},
       // Windows and slices as loop nests with affine maps
-      // (GeneratedWindowKernels.cpp, GeneratedSliceKernels.cpp): the
-      // fallback, whose windows run as scalar loops. Only when asked.
+      // (GeneratedConvKernels.cpp, GeneratedWindowPoolKernels.cpp,
+      // GeneratedSliceKernels.cpp): the fallback, whose windows run as
+      // scalar loops. Only when asked.
       {"graph.conv", "generated", -10, allFloat32},
       {"graph.conv_backward_input", "generated", -10, allFloat32},
       {"graph.conv_backward_weight", "generated", -10, allFloat32},

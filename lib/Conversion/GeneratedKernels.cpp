@@ -481,6 +481,51 @@ void checkFirstInvalid(
           });
 }
 
+//===----------------------------------------------------------------------===//
+// Affine maps and padded copies
+//===----------------------------------------------------------------------===//
+
+AffineMap offsetIdentity(MLIRContext *context, ArrayRef<int64_t> offsets) {
+  SmallVector<AffineExpr> results;
+  for (auto [d, offset] : llvm::enumerate(offsets))
+    results.push_back(affineDim(context, d) + offset);
+  return mapOf(context, offsets.size(), results);
+}
+
+void zeroFill(KernelBuilder &kb, Value buffer) {
+  Space space(cast<MemRefType>(buffer.getType()).getShape());
+  kb.fill(space, {buffer, space.addAllBut([](unsigned) { return false; })},
+          0.0);
+}
+
+Value placedCopy(KernelBuilder &kb, Value source, ArrayRef<int64_t> shape,
+                 ArrayRef<int64_t> offsets, ArrayRef<int64_t> steps,
+                 double fill) {
+  MLIRContext *context = kb.builder.getContext();
+  auto type = cast<MemRefType>(source.getType());
+  if (type.getShape() == shape && llvm::all_of(offsets, [](int64_t offset) {
+        return offset == 0;
+      }) && steps.empty())
+    return source;
+  Value target = kb.scratch(shape, type.getElementType());
+  Space whole(shape);
+  kb.fill(whole, {target, whole.addAllBut([](unsigned) { return false; })},
+          fill);
+  ArrayRef<int64_t> extents = type.getShape();
+  SmallVector<AffineExpr> placed;
+  for (auto [d, offset] : llvm::enumerate(offsets))
+    placed.push_back(affineDim(context, d) * (steps.empty() ? 1 : steps[d]) +
+                     offset);
+  SmallVector<int64_t> zeros(extents.size(), 0);
+  kb.nest(extents, SmallVector<bool>(extents.size(), false), {source},
+          {target},
+          {offsetIdentity(context, zeros), mapOf(context, extents.size(), placed)},
+          [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
+            return {x[0]};
+          });
+  return target;
+}
+
 namespace {
 
 //===----------------------------------------------------------------------===//

@@ -54,7 +54,7 @@ struct Tiling {
 
 /// The tiling of `input` (f32 [N, C, D...]) by the launch's windows into
 /// `windows` ([N, C, O...]), or nullopt if they do not tile it exactly
-/// (GeneratedWindowKernels.cpp builds those).
+/// (GeneratedWindowPoolKernels.cpp builds those).
 std::optional<Tiling> exactTiling(KernelBuilder &kb, MemRefType input,
                                   MemRefType windows) {
   ArrayRef<int64_t> shape = input.getShape();

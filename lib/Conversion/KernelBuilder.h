@@ -276,6 +276,27 @@ inline Value constant(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 
+/// Dimension `position` of a loop.nest's domain, for indexing maps.
+inline AffineExpr affineDim(MLIRContext *context, unsigned position) {
+  return getAffineDimExpr(position, context);
+}
+/// A map over `numDims` dimensions with `results`.
+inline AffineMap mapOf(MLIRContext *context, unsigned numDims,
+                       ArrayRef<AffineExpr> results) {
+  return AffineMap::get(numDims, 0, results, context);
+}
+/// The identity map of `offsets.size()` dimensions, with `offsets` added.
+AffineMap offsetIdentity(MLIRContext *context, ArrayRef<int64_t> offsets);
+/// Sets `buffer` (all of it) to zero.
+void zeroFill(KernelBuilder &kb, Value buffer);
+/// Copies `source` into a new scratch buffer of shape `shape`, filled with
+/// `fill` elsewhere, at `offsets` (and `steps`) along each axis (a padded
+/// or dilated copy), and returns the scratch; `source` itself if that is
+/// the same.
+Value placedCopy(KernelBuilder &kb, Value source, ArrayRef<int64_t> shape,
+                 ArrayRef<int64_t> offsets, ArrayRef<int64_t> steps = {},
+                 double fill = 0.0);
+
 /// The row-major position of the current point of a loop.nest over
 /// `domain`, as an i64.
 Value flatPosition(OpBuilder &b, Location loc, ArrayRef<int64_t> domain);
@@ -315,7 +336,8 @@ LogicalResult buildPointwiseLoss(KernelBuilder &kb, PointwiseLoss kind);
 LogicalResult buildMaxPool(KernelBuilder &kb);
 LogicalResult buildMaxPoolBackward(KernelBuilder &kb);
 /// Max and average pooling and their gradients for any windows (padding,
-/// overlap, dilation, ceil_mode), as scalar window nests.
+/// overlap, dilation, ceil_mode), as scalar window nests
+/// (GeneratedWindowPoolKernels.cpp).
 LogicalResult buildWindowMaxPool(KernelBuilder &kb);
 LogicalResult buildWindowMaxPoolBackward(KernelBuilder &kb);
 LogicalResult buildAvgPool(KernelBuilder &kb);
@@ -328,7 +350,7 @@ LogicalResult buildConcat(KernelBuilder &kb);
 LogicalResult buildGather(KernelBuilder &kb);
 LogicalResult buildGatherBackward(KernelBuilder &kb);
 /// graph.conv and its gradients, as windows over a zero-padded copy
-/// (GeneratedWindowKernels.cpp).
+/// (GeneratedConvKernels.cpp).
 LogicalResult buildConv(KernelBuilder &kb);
 LogicalResult buildConvBackwardInput(KernelBuilder &kb);
 LogicalResult buildConvBackwardWeight(KernelBuilder &kb);

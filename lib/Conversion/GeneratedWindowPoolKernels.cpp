@@ -1,29 +1,24 @@
-//===- GeneratedConvKernels.cpp - convolutions and their gradients --------===//
+//===- GeneratedWindowPoolKernels.cpp - pooling over any window -----------===//
 //
-// graph.conv, graph.conv_backward_input and graph.conv_backward_weight as
-// loop nests whose input maps are the convolution's windows: position o
-// and tap k of a spatial dim read element o * stride + k * dilation of the
-// zero-padded input. With groups, channels are [G, C/G] and output
-// channels [G, M/G] (views of the same buffers), so every map but the
-// window's is a projected permutation.
+// graph.max_pool, graph.avg_pool and their gradients for any window
+// (padding, overlap, dilation, ceil_mode) as window nests, over domains
+// (n, c, o..., k...) of window positions and taps whose input map is
+// o * stride + k * dilation into a padded copy of the input:
 //
-//   forward        y[n,g,m,o]  = bias[g,m] + sum_{c,k} xp[n,g,c,o*s+k*d] *
-//                                                       w[g,m,c,k]
-//   input grad     dx[n,g,c,h] = sum_{m,k} dyd[n,g,m,h+k*d+M] *
-//                                          w[g,m,c,K-1-k]
-//   weight grad    dw[g,m,c,k] = sum_{n,o} dy[n,g,m,o] * xp[n,g,c,o*s+k*d]
+//   max forward    y = max over the taps of the copy padded with -inf
+//   max gradient   the tap the reference routes each window's gradient to
+//                  (the first maximal tap inside the input, a NaN
+//                  winning: the last one), then dx[o*s + k*d] += dy[o]
+//                  where k is that tap, a scatter in window order into a
+//                  zero-padded buffer whose interior is dx
+//   avg forward    sums over the zero-padded copy, divided by the
+//                  reference's divisor (count_include_pad, ceil_mode),
+//                  computed from the position (loop.index)
+//   avg gradient   dx[o*s + k] += dy[o] / divisor(o), the same scatter
 //
-// xp is a zero-padded copy of the input (the padding as zeros, as far as
-// the windows reach). The input gradient is the forward convolution of
-// the output gradient, dilated by the stride and padded (dyd: dy[o] at
-// o*s + (K-1)*d - padBegin + M, zeros elsewhere; M shifts it right when
-// the padding is wider than the window), with the kernel flipped: a
-// gather, so each gradient element is written once, with no scatter.
-//
-// Windows sum dimensions, so the main nests run as scalar loops: this is
-// the fallback that is always there (every group, stride, dilation and
-// padding, 1 to 3 spatial dims), not the fast path (oneDNN and OpenBLAS
-// outrank it). Sums are f32, in the order of the domain.
+// The windows sum dimensions, so the nests run as scalar loops: the
+// fallback (oneDNN and the generated pooling of exactly tiling windows,
+// GeneratedPoolKernels.cpp, are the fast paths).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/KernelBuilder.h"
@@ -31,315 +26,6 @@
 #include <limits>
 
 namespace trainc::conversion {
-namespace {
-
-/// The shapes of a convolution, with channels split by group.
-struct ConvGeometry {
-  int64_t batch = 0, group = 1, groupChannels = 0, groupOutputs = 0;
-  /// Per spatial dim.
-  SmallVector<int64_t> input, kernel, output, strides, padsBegin, dilations;
-  /// The padded input's extents: as far as the windows reach.
-  SmallVector<int64_t> padded;
-
-  size_t rank() const { return input.size(); }
-  /// [N, G, C/G, D...], [G, M/G, C/G, K...], [N, G, M/G, O...] and the
-  /// padded input [N, G, C/G, Dp...].
-  SmallVector<int64_t> inputShape() const { return withSpatial(input, true); }
-  SmallVector<int64_t> paddedShape() const {
-    return withSpatial(padded, true);
-  }
-  SmallVector<int64_t> outputShape() const {
-    return withSpatial(output, false);
-  }
-  SmallVector<int64_t> weightShape() const {
-    SmallVector<int64_t> shape = {group, groupOutputs, groupChannels};
-    llvm::append_range(shape, kernel);
-    return shape;
-  }
-
-private:
-  SmallVector<int64_t> withSpatial(ArrayRef<int64_t> spatial,
-                                   bool channels) const {
-    SmallVector<int64_t> shape = {batch, group,
-                                  channels ? groupChannels : groupOutputs};
-    llvm::append_range(shape, spatial);
-    return shape;
-  }
-};
-
-/// Reads the launch's window attributes for input [N, C, D...], weight
-/// [M, C/group, K...] and output [N, M, O...].
-FailureOr<ConvGeometry> convGeometry(KernelBuilder &kb,
-                                     ArrayRef<int64_t> input,
-                                     ArrayRef<int64_t> weight,
-                                     ArrayRef<int64_t> output) {
-  ConvGeometry g;
-  size_t rank = input.size() >= 2 ? input.size() - 2 : 0;
-  ArrayRef<int64_t> strides = kb.integers("strides");
-  ArrayRef<int64_t> pads = kb.integers("pads");
-  ArrayRef<int64_t> dilations = kb.integers("dilations");
-  g.group = kb.integer("group").value_or(1);
-  auto refuse = [&] {
-    return kb.launch.emitError("the generated ")
-           << kb.launch.getKernel() << " cannot read its geometry";
-  };
-  if (rank == 0 || weight.size() != rank + 2 || output.size() != rank + 2 ||
-      strides.size() != rank || pads.size() != 2 * rank ||
-      dilations.size() != rank || g.group < 1 || weight[0] % g.group != 0 ||
-      weight[1] * g.group != input[1] || output[1] != weight[0])
-    return refuse();
-  g.batch = input[0];
-  g.groupChannels = weight[1];
-  g.groupOutputs = weight[0] / g.group;
-  for (size_t d = 0; d < rank; ++d) {
-    g.input.push_back(input[d + 2]);
-    g.kernel.push_back(weight[d + 2]);
-    g.output.push_back(output[d + 2]);
-    g.strides.push_back(strides[d]);
-    g.padsBegin.push_back(pads[d]);
-    g.dilations.push_back(dilations[d]);
-    int64_t reach = output[d + 2] == 0
-                        ? 0
-                        : (output[d + 2] - 1) * strides[d] +
-                              (weight[d + 2] - 1) * dilations[d] + 1;
-    g.padded.push_back(std::max(pads[d] + input[d + 2], reach));
-    if (strides[d] < 1 || dilations[d] < 1 || pads[d] < 0)
-      return refuse();
-  }
-  return g;
-}
-
-AffineExpr dim(MLIRContext *context, unsigned position) {
-  return getAffineDimExpr(position, context);
-}
-
-/// A map over `numDims` dimensions with `results`.
-AffineMap map(MLIRContext *context, unsigned numDims,
-              ArrayRef<AffineExpr> results) {
-  return AffineMap::get(numDims, 0, results, context);
-}
-
-/// The identity map of `rank` dimensions, with `offsets` added.
-AffineMap offsetIdentity(MLIRContext *context, ArrayRef<int64_t> offsets) {
-  SmallVector<AffineExpr> results;
-  for (auto [d, offset] : llvm::enumerate(offsets))
-    results.push_back(dim(context, d) + offset);
-  return map(context, offsets.size(), results);
-}
-
-/// Sets `buffer` (all of it) to zero.
-void zero(KernelBuilder &kb, Value buffer) {
-  Space space(cast<MemRefType>(buffer.getType()).getShape());
-  kb.fill(space, {buffer, space.addAllBut([](unsigned) { return false; })},
-          0.0);
-}
-
-/// Copies `source` into a new scratch buffer of shape `shape`, filled with
-/// `fill` elsewhere, at `offsets` (and `steps`) along each axis (a padded
-/// copy), and returns the scratch; `source` itself if that is the same.
-Value placedCopy(KernelBuilder &kb, Value source, ArrayRef<int64_t> shape,
-                 ArrayRef<int64_t> offsets, ArrayRef<int64_t> steps = {},
-                 double fill = 0.0) {
-  MLIRContext *context = kb.builder.getContext();
-  auto type = cast<MemRefType>(source.getType());
-  if (type.getShape() == shape && llvm::all_of(offsets, [](int64_t offset) {
-        return offset == 0;
-      }) && steps.empty())
-    return source;
-  Value target = kb.scratch(shape, type.getElementType());
-  Space whole(shape);
-  kb.fill(whole, {target, whole.addAllBut([](unsigned) { return false; })},
-          fill);
-  ArrayRef<int64_t> extents = type.getShape();
-  SmallVector<AffineExpr> placed;
-  for (auto [d, offset] : llvm::enumerate(offsets))
-    placed.push_back(dim(context, d) * (steps.empty() ? 1 : steps[d]) +
-                     offset);
-  SmallVector<int64_t> zeros(extents.size(), 0);
-  kb.nest(extents, SmallVector<bool>(extents.size(), false), {source},
-          {target},
-          {offsetIdentity(context, zeros), map(context, extents.size(), placed)},
-          [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
-            return {x[0]};
-          });
-  return target;
-}
-
-/// The zero-padded input [N, G, C/G, Dp...] of `input` ([N, G, C/G, D...]).
-Value paddedInput(KernelBuilder &kb, const ConvGeometry &g, Value input) {
-  SmallVector<int64_t> offsets = {0, 0, 0};
-  llvm::append_range(offsets, g.padsBegin);
-  return placedCopy(kb, input, g.paddedShape(), offsets);
-}
-
-/// out + a * b.
-SmallVector<Value> multiplyAdd(OpBuilder &b, Location loc, ValueRange x) {
-  Value product = arith::MulFOp::create(b, loc, x[0], x[1]);
-  return {arith::AddFOp::create(b, loc, x[2], product)};
-}
-
-/// out[n, g, a, p...] += sum_{b, k...} in[n, g, b, p*s + k*d + shift] *
-/// weight: the forward convolution (a = output channel, b = input channel,
-/// weight [g, a, b, k...]) or, `transposed`, the input gradient's
-/// convolution of the dilated gradient (a = input channel, b = output
-/// channel, weight [g, b, a, K-1-k...], the taps flipped). Domain
-/// (n, g, a, b, k..., p...): taps outside, positions inside.
-void directConvolution(KernelBuilder &kb, const ConvGeometry &g, Value in,
-                       Value weight, Value out, bool transposed,
-                       ArrayRef<int64_t> positions, ArrayRef<int64_t> strides,
-                       ArrayRef<int64_t> shifts) {
-  MLIRContext *context = kb.builder.getContext();
-  unsigned rank = g.rank();
-  int64_t outer = transposed ? g.groupChannels : g.groupOutputs;
-  int64_t inner = transposed ? g.groupOutputs : g.groupChannels;
-  SmallVector<int64_t> domain = {g.batch, g.group, outer, inner};
-  llvm::append_range(domain, g.kernel);
-  llvm::append_range(domain, positions);
-  SmallVector<bool> reduction(domain.size(), false);
-  for (unsigned d = 3; d < 4 + rank; ++d)
-    reduction[d] = true;
-  unsigned n = domain.size();
-  auto tap = [&](unsigned i) { return dim(context, 4 + i); };
-  auto position = [&](unsigned i) { return dim(context, 4 + rank + i); };
-  SmallVector<AffineExpr> window = {dim(context, 0), dim(context, 1),
-                                    dim(context, 3)};
-  SmallVector<AffineExpr> filter = {dim(context, 1),
-                                    dim(context, transposed ? 3 : 2),
-                                    dim(context, transposed ? 2 : 3)};
-  SmallVector<AffineExpr> result = {dim(context, 0), dim(context, 1),
-                                    dim(context, 2)};
-  for (unsigned i = 0; i < rank; ++i) {
-    window.push_back(position(i) * strides[i] + tap(i) * g.dilations[i] +
-                     shifts[i]);
-    filter.push_back(transposed ? -tap(i) + (g.kernel[i] - 1) : tap(i));
-    result.push_back(position(i));
-  }
-  kb.nest(domain, reduction, {in, weight}, {out},
-          {map(context, n, window), map(context, n, filter),
-           map(context, n, result)},
-          multiplyAdd);
-}
-
-} // namespace
-
-LogicalResult buildConv(KernelBuilder &kb) {
-  FailureOr<ConvGeometry> g =
-      convGeometry(kb, kb.inputType(0).getShape(), kb.inputType(1).getShape(),
-                   kb.outputType(0).getShape());
-  if (failed(g))
-    return failure();
-  MLIRContext *context = kb.builder.getContext();
-  unsigned rank = g->rank();
-  bool hasBias = kb.launch.getInputs().size() == 3;
-  Value input = kb.input(0, g->inputShape());
-  Value weight = kb.input(1, g->weightShape());
-  Value output = kb.output(0, g->outputShape());
-  Value padded = paddedInput(kb, *g, input);
-
-  // y = bias (or 0), over [N, G, M/G, O...].
-  SmallVector<int64_t> outputShape = g->outputShape();
-  if (hasBias) {
-    Value bias = kb.input(2, {g->group, g->groupOutputs});
-    SmallVector<int64_t> zeros(outputShape.size(), 0);
-    kb.nest(outputShape, SmallVector<bool>(outputShape.size(), false), {bias},
-            {output},
-            {map(context, outputShape.size(), {dim(context, 1), dim(context, 2)}),
-             offsetIdentity(context, zeros)},
-            [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
-              return {x[0]};
-            });
-  } else {
-    zero(kb, output);
-  }
-
-  SmallVector<int64_t> noShift(rank, 0);
-  directConvolution(kb, *g, padded, weight, output, /*transposed=*/false,
-                    g->output, g->strides, noShift);
-  return success();
-}
-
-LogicalResult buildConvBackwardInput(KernelBuilder &kb) {
-  FailureOr<ConvGeometry> g =
-      convGeometry(kb, kb.integers("input_shape"), kb.inputType(1).getShape(),
-                   kb.inputType(0).getShape());
-  if (failed(g))
-    return failure();
-  unsigned rank = g->rank();
-  Value gradOutput = kb.input(0, g->outputShape());
-  Value weight = kb.input(1, g->weightShape());
-  Value gradInput = kb.output(0, g->inputShape());
-
-  // dyd: dy dilated by the strides, at (K-1)*d - padBegin + M.
-  SmallVector<int64_t> dilatedShape = {g->batch, g->group, g->groupOutputs};
-  SmallVector<int64_t> offsets = {0, 0, 0}, steps = {1, 1, 1}, shifts;
-  for (unsigned i = 0; i < rank; ++i) {
-    int64_t flipped = (g->kernel[i] - 1) * g->dilations[i];
-    int64_t start = flipped - g->padsBegin[i];
-    int64_t shift = std::max<int64_t>(0, -start);
-    int64_t last = g->output[i] == 0
-                       ? 0
-                       : (g->output[i] - 1) * g->strides[i] + start + 1;
-    dilatedShape.push_back(std::max(g->input[i] + flipped, last) + shift);
-    offsets.push_back(start + shift);
-    steps.push_back(g->strides[i]);
-    shifts.push_back(shift);
-  }
-  Value dilated =
-      placedCopy(kb, gradOutput, dilatedShape, offsets, steps);
-  zero(kb, gradInput);
-
-  SmallVector<int64_t> unitStrides(rank, 1);
-  directConvolution(kb, *g, dilated, weight, gradInput, /*transposed=*/true,
-                    g->input, unitStrides, shifts);
-  return success();
-}
-
-LogicalResult buildConvBackwardWeight(KernelBuilder &kb) {
-  FailureOr<ConvGeometry> g =
-      convGeometry(kb, kb.inputType(1).getShape(), kb.integers("weight_shape"),
-                   kb.inputType(0).getShape());
-  if (failed(g))
-    return failure();
-  MLIRContext *context = kb.builder.getContext();
-  unsigned rank = g->rank();
-  Value gradOutput = kb.input(0, g->outputShape());
-  Value input = kb.input(1, g->inputShape());
-  Value gradWeight = kb.output(0, g->weightShape());
-  Value padded = paddedInput(kb, *g, input);
-  zero(kb, gradWeight);
-
-  // Domain (g, m, c, k..., n, o...).
-  SmallVector<int64_t> domain = {g->group, g->groupOutputs, g->groupChannels};
-  llvm::append_range(domain, g->kernel);
-  domain.push_back(g->batch);
-  llvm::append_range(domain, g->output);
-  SmallVector<bool> reduction(domain.size(), false);
-  for (unsigned d = 3 + rank; d < domain.size(); ++d)
-    reduction[d] = true;
-  unsigned n = domain.size();
-  AffineExpr batch = dim(context, 3 + rank);
-  auto tap = [&](unsigned i) { return dim(context, 3 + i); };
-  auto position = [&](unsigned i) { return dim(context, 4 + rank + i); };
-  SmallVector<AffineExpr> gradient = {batch, dim(context, 0), dim(context, 1)};
-  SmallVector<AffineExpr> window = {batch, dim(context, 0), dim(context, 2)};
-  SmallVector<AffineExpr> result = {dim(context, 0), dim(context, 1),
-                                    dim(context, 2)};
-  for (unsigned i = 0; i < rank; ++i) {
-    gradient.push_back(position(i));
-    window.push_back(position(i) * g->strides[i] + tap(i) * g->dilations[i]);
-    result.push_back(tap(i));
-  }
-  kb.nest(domain, reduction, {gradOutput, padded}, {gradWeight},
-          {map(context, n, gradient), map(context, n, window),
-           map(context, n, result)},
-          multiplyAdd);
-  return success();
-}
-
-
-//===----------------------------------------------------------------------===//
-// Pooling
-//===----------------------------------------------------------------------===//
 
 namespace {
 
@@ -410,19 +96,19 @@ FailureOr<PoolGeometry> poolGeometry(KernelBuilder &kb,
 
 /// The map of the padded input in the window domain: (n, c, o*s + k*d).
 AffineMap windowMap(MLIRContext *context, const PoolGeometry &g) {
-  SmallVector<AffineExpr> results = {dim(context, 0), dim(context, 1)};
+  SmallVector<AffineExpr> results = {affineDim(context, 0), affineDim(context, 1)};
   for (unsigned i = 0; i < g.rank(); ++i)
-    results.push_back(dim(context, g.positionDim(i)) * g.strides[i] +
-                      dim(context, g.tapDim(i)) * g.dilations[i]);
-  return map(context, g.windowDomain().size(), results);
+    results.push_back(affineDim(context, g.positionDim(i)) * g.strides[i] +
+                      affineDim(context, g.tapDim(i)) * g.dilations[i]);
+  return mapOf(context, g.windowDomain().size(), results);
 }
 
 /// The map of a [N, C, O...] buffer in the window domain.
 AffineMap positionMap(MLIRContext *context, const PoolGeometry &g) {
-  SmallVector<AffineExpr> results = {dim(context, 0), dim(context, 1)};
+  SmallVector<AffineExpr> results = {affineDim(context, 0), affineDim(context, 1)};
   for (unsigned i = 0; i < g.rank(); ++i)
-    results.push_back(dim(context, g.positionDim(i)));
-  return map(context, g.windowDomain().size(), results);
+    results.push_back(affineDim(context, g.positionDim(i)));
+  return mapOf(context, g.windowDomain().size(), results);
 }
 
 /// Reductions over the taps (and, for a scatter, the positions too).
@@ -520,7 +206,7 @@ Value paddedGradient(KernelBuilder &kb, const PoolGeometry &g, Value output) {
   Value target = output;
   if (cast<MemRefType>(output.getType()).getShape() != ArrayRef(padded))
     target = kb.scratch(padded, kb.builder.getF32Type());
-  zero(kb, target);
+  zeroFill(kb, target);
   return target;
 }
 
@@ -667,7 +353,7 @@ LogicalResult buildAvgPool(KernelBuilder &kb) {
   Value output = kb.output(0, g->shape(g->output));
   Value padded =
       placedCopy(kb, input, g->shape(g->padded), g->paddedOffsets());
-  zero(kb, output);
+  zeroFill(kb, output);
   kb.nest(g->windowDomain(), windowReductions(*g, false), {padded}, {output},
           {windowMap(context, *g), positionMap(context, *g)},
           [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
