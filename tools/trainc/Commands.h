@@ -47,6 +47,7 @@ struct CompileCommandOptions {
   bool profile = false;
   int profileSteps = 20;
   int profileThreads = 0;
+  int profileLaunches = 25; ///< slowest launches listed; 0: all
   /// Build that timed library (set by --profile for its own compile).
   bool instrument = false;
   std::string cpu = "native";

@@ -129,6 +129,10 @@ void addCompileCommand(CLI::App &command, CompileCommandOptions &options) {
                      "Steps --profile measures (after 3 warm-up steps)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  command.add_option("--profile-launches", options.profileLaunches,
+                     "Slowest launches --profile lists (0: all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   command.add_option("--profile-threads", options.profileThreads,
                      "Threads of the --profile run (0: all cores)")
       ->check(CLI::NonNegativeNumber)

@@ -209,7 +209,10 @@ int runProfile(const CompileCommandOptions &options) {
     groups.push_back(group);
   printLines(os, groups, groups.size(), steps, stepSeconds, false);
   os << "  slowest launches:\n";
-  printLines(os, perLaunch, 25, steps, stepSeconds, true);
+  printLines(os, perLaunch,
+             options.profileLaunches ? size_t(options.profileLaunches)
+                                     : perLaunch.size(),
+             steps, stepSeconds, true);
   os.flush();
   return 0;
 }

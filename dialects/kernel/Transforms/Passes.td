@@ -31,19 +31,28 @@ def LowerToKernelPass : Pass<"trainc-lower-to-kernel", "mlir::ModuleOp"> {
 }
 
 def FoldTransposesPass : Pass<"trainc-fold-transposes", "mlir::ModuleOp"> {
-  let summary = "Transposes read by oneDNN and OpenBLAS matmuls become strided operands";
+  let summary = "Transposes around oneDNN and OpenBLAS matmuls become swapped operands";
   let description = [{
-    oneDNN's matmul reads its operands through any strides, and BLAS reads
-    a matrix transposed, so a transposed copy made only for the product is
-    wasted memory traffic (the Transformer's attention transposes heads and
-    keys before every batched product). For a `graph.matmul` launch on
-    `dnnl` (any permutation) or `openblas` (a swap of the last two dims)
-    whose input is the output of a `graph.transpose` launch, the matmul
-    reads the transpose's input instead, with the permutation as option
-    `lhs_perm` or `rhs_perm`; the
-    transpose and its buffer go when nothing else reads them. Not folded
-    when the transpose's input is written between the two launches (an
-    in-place optimizer update).
+    Matrix libraries read a matrix transposed for free, but a permutation
+    that moves a batch dim sends oneDNN 2.6 to its slow strided batch loop
+    (3-5x slower on the Transformer's heads), and a generated transpose
+    whose innermost output dim is strided in its input runs as scalar
+    loops. Around each `graph.matmul` launch on `dnnl` or `openblas`:
+
+    1. An input written by a `graph.transpose` launch that swaps the last
+       two dims is read in place instead, with option `lhs_perm` or
+       `rhs_perm`; the transpose and its buffer go when nothing else reads
+       them. Not when the transpose's input is written between the two
+       launches (an in-place optimizer update).
+    2. An input made by a transpose (read by nothing else) with another
+       permutation that swaps the last two dims, e.g. `[1, 2, 0]`, is made
+       by the transpose that keeps the innermost dim (`[1, 0, 2]`, a
+       vectorized copy) and read with its last two dims swapped.
+    3. A product read only by a transpose whose innermost output dim is
+       the product's rows is computed transposed, `b^T a^T` (operands
+       swapped, each one's last-two-dims swap toggled), so that the
+       transpose keeps the innermost dim; a transpose left with nothing
+       to permute goes and the product is written to its result.
   }];
   let dependentDialects = ["::trainc::kernel::KernelDialect"];
 }

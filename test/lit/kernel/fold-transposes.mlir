@@ -1,8 +1,10 @@
-// --trainc-fold-transposes: a dnnl matmul reads a transpose's input through
-// strides (lhs_perm / rhs_perm), an openblas one reads a swap of the last
-// two dims transposed; the transpose goes when nothing else reads it. Not
-// for other backends or permutations, nor when the input is written in
-// between.
+// --trainc-fold-transposes: a dnnl or openblas matmul reads a swap of the
+// last two dims of an operand in place (lhs_perm / rhs_perm); the transpose
+// goes when nothing else reads it. Not for other backends, nor when the
+// input is written in between. Other permutations that swap the last two
+// dims become a transpose keeping the innermost dim plus that swap; a
+// product read by a transpose making its rows innermost is computed
+// transposed.
 // RUN: trainc-opt %s --trainc-fold-transposes | FileCheck %s
 
 // CHECK-LABEL: func.func @attention_scores
@@ -61,5 +63,66 @@ func.func @openblas(%q: memref<8x16x4xf32>, %k: memref<8x16x4xf32>, %s: memref<8
   %vt = kernel.alloc : memref<16x4x8xf32>
   kernel.launch "graph.transpose"(%v) -> (%vt) {backend = "generated", options = {perm = array<i64: 0, 2, 1>}} : (memref<16x8x4xf32>) -> memref<16x4x8xf32>
   kernel.launch "graph.matmul"(%kb, %vt) -> (%p) {backend = "openblas", options = {}} : (memref<16x8x4xf32>, memref<16x4x8xf32>) -> memref<16x8x8xf32>
+  return
+}
+
+// oneDNN: a permutation that moves a batch dim is not read in place (its
+// strided batch loop is 3-5x slower); the copy keeps the innermost dim and
+// the product reads it with the last two dims swapped.
+// CHECK-LABEL: func.func @batch_moved
+// CHECK-SAME: (%[[Q:.*]]: memref<8x16x4xf32>, %[[K:.*]]: memref<16x8x4xf32>, %[[S:.*]]: memref<8x16x16xf32>)
+// CHECK: %[[KB:.*]] = kernel.alloc : memref<8x16x4xf32>
+// CHECK: kernel.launch "graph.transpose"(%[[K]]) -> (%[[KB]]) {backend = "generated", options = {perm = array<i64: 1, 0, 2>}}
+// CHECK: kernel.launch "graph.matmul"(%[[Q]], %[[KB]]) -> (%[[S]]) {backend = "dnnl", options = {rhs_perm = array<i64: 0, 2, 1>}}
+func.func @batch_moved(%q: memref<8x16x4xf32>, %k: memref<16x8x4xf32>, %s: memref<8x16x16xf32>) {
+  %kt = kernel.alloc : memref<8x4x16xf32>
+  kernel.launch "graph.transpose"(%k) -> (%kt) {backend = "generated", options = {perm = array<i64: 1, 2, 0>}} : (memref<16x8x4xf32>) -> memref<8x4x16xf32>
+  kernel.launch "graph.matmul"(%q, %kt) -> (%s) {backend = "dnnl", options = {}} : (memref<8x16x4xf32>, memref<8x4x16xf32>) -> memref<8x16x16xf32>
+  return
+}
+
+// A product whose rows become the innermost dim of a transpose: computed
+// as b^T a^T (operands swapped, their swaps toggled), so that the
+// transpose keeps the innermost dim.
+// CHECK-LABEL: func.func @product_transposed
+// CHECK-SAME: (%[[A:.*]]: memref<8x4x12xf32>, %[[B:.*]]: memref<8x4x16xf32>, %[[Y:.*]]: memref<16x8x12xf32>)
+// CHECK: %[[P:.*]] = kernel.alloc : memref<8x16x12xf32>
+// CHECK: kernel.launch "graph.matmul"(%[[B]], %[[A]]) -> (%[[P]]) {backend = "openblas", options = {lhs_perm = array<i64: 0, 2, 1>}}
+// CHECK: kernel.launch "graph.transpose"(%[[P]]) -> (%[[Y]]) {backend = "generated", options = {perm = array<i64: 1, 0, 2>}}
+func.func @product_transposed(%a: memref<8x4x12xf32>, %b: memref<8x4x16xf32>, %y: memref<16x8x12xf32>) {
+  %p = kernel.alloc : memref<8x12x16xf32>
+  %at = kernel.alloc : memref<8x12x4xf32>
+  kernel.launch "graph.transpose"(%a) -> (%at) {backend = "generated", options = {perm = array<i64: 0, 2, 1>}} : (memref<8x4x12xf32>) -> memref<8x12x4xf32>
+  kernel.launch "graph.matmul"(%at, %b) -> (%p) {backend = "openblas", options = {}} : (memref<8x12x4xf32>, memref<8x4x16xf32>) -> memref<8x12x16xf32>
+  kernel.launch "graph.transpose"(%p) -> (%y) {backend = "generated", options = {perm = array<i64: 2, 0, 1>}} : (memref<8x12x16xf32>) -> memref<16x8x12xf32>
+  return
+}
+
+// A transpose of the product's last two dims goes: the product is
+// computed transposed into its result. The transposed rhs 5x4 is read
+// with its last two dims swapped again: not at all.
+// CHECK-LABEL: func.func @product_swapped
+// CHECK-SAME: (%[[X:.*]]: memref<3x4xf32>, %[[W:.*]]: memref<5x4xf32>, %[[Y:.*]]: memref<5x3xf32>)
+// CHECK-NOT: graph.transpose
+// CHECK: kernel.launch "graph.matmul"(%[[W]], %[[X]]) -> (%[[Y]]) {backend = "dnnl", options = {rhs_perm = array<i64: 1, 0>}}
+// CHECK-NEXT: return
+func.func @product_swapped(%x: memref<3x4xf32>, %w: memref<5x4xf32>, %y: memref<5x3xf32>) {
+  %wt = kernel.alloc : memref<4x5xf32>
+  kernel.launch "graph.transpose"(%w) -> (%wt) {backend = "generated", options = {perm = array<i64: 1, 0>}} : (memref<5x4xf32>) -> memref<4x5xf32>
+  %p = kernel.alloc : memref<3x5xf32>
+  kernel.launch "graph.matmul"(%x, %wt) -> (%p) {backend = "dnnl", options = {}} : (memref<3x4xf32>, memref<4x5xf32>) -> memref<3x5xf32>
+  kernel.launch "graph.transpose"(%p) -> (%y) {backend = "generated", options = {perm = array<i64: 1, 0>}} : (memref<3x5xf32>) -> memref<5x3xf32>
+  return
+}
+
+// The product is read by something besides its transpose: left alone.
+// CHECK-LABEL: func.func @product_shared
+// CHECK: kernel.launch "graph.matmul"(%arg0, %arg1) -> (%[[P:.*]]) {backend = "dnnl", options = {}}
+// CHECK: kernel.launch "graph.transpose"(%[[P]])
+func.func @product_shared(%x: memref<3x4xf32>, %w: memref<4x5xf32>, %y: memref<5x3xf32>, %z: memref<3x5xf32>) {
+  %p = kernel.alloc : memref<3x5xf32>
+  kernel.launch "graph.matmul"(%x, %w) -> (%p) {backend = "dnnl", options = {}} : (memref<3x4xf32>, memref<4x5xf32>) -> memref<3x5xf32>
+  kernel.launch "graph.transpose"(%p) -> (%y) {backend = "generated", options = {perm = array<i64: 1, 0>}} : (memref<3x5xf32>) -> memref<5x3xf32>
+  kernel.launch "graph.relu"(%p) -> (%z) {backend = "generated", options = {}} : (memref<3x5xf32>) -> memref<3x5xf32>
   return
 }
