@@ -31,8 +31,9 @@ void buildKernelPipeline(mlir::OpPassManager &pm,
                          llvm::ArrayRef<std::string> dispatchOverrides,
                          int64_t vectorLanes);
 /// buildKernelPipeline in two halves, for a step between them (`trainc
-/// compile --tune` changes backends): up to and including dispatch, and
-/// everything after it.
+/// compile --tune` changes backends): up to and including dispatch (and
+/// the transposes folded into library products, which reads the same on
+/// either library), and everything after it.
 void buildDispatchPipeline(mlir::OpPassManager &pm,
                            llvm::ArrayRef<std::string> dispatchOverrides);
 void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes);

@@ -41,6 +41,11 @@ namespace trainc {
 
 namespace {
 
+/// Part of every cache key: bump it when the runtime changes how a
+/// library kernel runs, so that times measured before are not reused.
+/// 2: oneDNN matmuls of a shared rhs run as one 2-D product.
+constexpr int kTimingRevision = 2;
+
 /// The library backends a launch may be timed on.
 constexpr const char *kCandidates[] = {"dnnl", "openblas"};
 
@@ -70,40 +75,70 @@ rt::Buffer operandBuffer(const rt::OperandInfo &operand, uint64_t &state) {
   return buffer;
 }
 
-/// Milliseconds of the fastest of several runs of `descriptor` (after one
-/// untimed run), or a negative number with `error` set.
-double timeLaunch(const std::string &descriptor, rt::LibraryContext &libraries,
-                  std::string &error) {
+/// One candidate launch prepared for timing, with operands of its own.
+struct TimedLaunch {
+  std::string backend;
   rt::PreparedLaunch prepared;
-  if (!rt::prepareLaunch(descriptor.c_str(), libraries, prepared, error))
-    return -1;
-  uint64_t state = 0x9e3779b97f4a7c15ULL;
   std::vector<rt::Buffer> inputs, outputs;
   std::vector<void *> in, out;
-  for (const rt::OperandInfo &operand : prepared.launch.inputs)
-    inputs.push_back(operandBuffer(operand, state));
-  for (const rt::OperandInfo &operand : prepared.launch.outputs)
-    outputs.emplace_back(operand.bytes());
-  for (rt::Buffer &buffer : inputs)
-    in.push_back(buffer.data());
-  for (rt::Buffer &buffer : outputs)
-    out.push_back(buffer.data());
-  rt::Buffer scratch(prepared.scratchBytes());
-  if (!prepared.run(in.data(), out.data(), scratch.data(), error))
-    return -1;
-  // At least 3 runs and 30 ms, at most 20 runs.
+  rt::Buffer scratch;
   double best = std::numeric_limits<double>::infinity(), total = 0;
-  for (int run = 0; run < 20 && (run < 3 || total < 30.0); ++run) {
+  int runs = 0;
+
+  /// Prepares `descriptor` and runs it once, untimed; false with `error`.
+  bool prepare(const std::string &descriptor, rt::LibraryContext &libraries,
+               std::string &error) {
+    if (!rt::prepareLaunch(descriptor.c_str(), libraries, prepared, error))
+      return false;
+    uint64_t state = 0x9e3779b97f4a7c15ULL;
+    for (const rt::OperandInfo &operand : prepared.launch.inputs)
+      inputs.push_back(operandBuffer(operand, state));
+    for (const rt::OperandInfo &operand : prepared.launch.outputs)
+      outputs.emplace_back(operand.bytes());
+    for (rt::Buffer &buffer : inputs)
+      in.push_back(buffer.data());
+    for (rt::Buffer &buffer : outputs)
+      out.push_back(buffer.data());
+    scratch = rt::Buffer(prepared.scratchBytes());
+    return prepared.run(in.data(), out.data(), scratch.data(), error);
+  }
+
+  bool timeOnce(std::string &error) {
     auto start = std::chrono::steady_clock::now();
     if (!prepared.run(in.data(), out.data(), scratch.data(), error))
-      return -1;
+      return false;
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
     best = std::min(best, ms);
     total += ms;
+    ++runs;
+    return true;
   }
-  return best;
+
+  /// At least 3 runs and 30 ms, at most 20 runs.
+  bool done() const { return runs >= 20 || (runs >= 3 && total >= 30.0); }
+};
+
+/// Times `launches` in interleaved rounds (one run of each per round), so
+/// that a burst of load from another process slows all of them alike,
+/// and sets each one's `best`: the fastest run in milliseconds, or -1 if
+/// it failed (`failed` gets the reason).
+void timeLaunches(std::vector<TimedLaunch> &launches, std::string &failed) {
+  for (bool more = true; more;) {
+    more = false;
+    for (TimedLaunch &launch : launches) {
+      if (launch.best < 0 || launch.done())
+        continue;
+      std::string error;
+      if (!launch.timeOnce(error)) {
+        launch.best = -1;
+        failed = launch.backend + ": " + error;
+        continue;
+      }
+      more = more || !launch.done();
+    }
+  }
 }
 
 /// The descriptor without its backend: the cache key's shape part.
@@ -194,7 +229,8 @@ bool tuneDispatch(mlir::ModuleOp module, const TuneOptions &options,
   int savedThreads = omp_get_max_threads();
   omp_set_num_threads(threads);
   std::string machine = llvm::sys::getHostCPUName().str() + ", " +
-                        std::to_string(threads) + " threads: ";
+                        std::to_string(threads) + " threads, r" +
+                        std::to_string(kTimingRevision) + ": ";
   rt::LibraryContext libraries;
   bool cacheChanged = false;
 
@@ -214,8 +250,11 @@ bool tuneDispatch(mlir::ModuleOp module, const TuneOptions &options,
             candidates.end())
       return;
     ++report.launches;
-    std::string best = chosen;
-    double bestMs = std::numeric_limits<double>::infinity();
+    // Times from the cache, and the candidates still to time.
+    std::map<std::string, double> ms;
+    std::map<std::string, std::string> keys;
+    std::vector<TimedLaunch> toTime;
+    toTime.reserve(candidates.size()); // the prepared kernels stay put
     for (const std::string &backend : candidates) {
       launch.setBackend(backend);
       llvm::Expected<std::string> descriptor =
@@ -225,26 +264,38 @@ bool tuneDispatch(mlir::ModuleOp module, const TuneOptions &options,
         continue;
       }
       std::string key = machine + withoutBackend(*descriptor);
-      double ms;
+      keys[backend] = key;
       if (times.contains(key) && times[key].contains(backend)) {
-        ms = times[key][backend].get<double>();
+        ms[backend] = times[key][backend].get<double>();
         ++report.cached;
-      } else {
-        std::string why;
-        ms = timeLaunch(*descriptor, libraries, why);
-        if (ms < 0)
-          spdlog::debug("--tune: {} on {} failed: {}", kernelName, backend,
-                        why);
-        times[key][backend] = ms;
-        cacheChanged = true;
-        ++report.measured;
+        continue;
       }
-      // A failed run (negative) is never chosen.
-      if (ms >= 0 && ms < bestMs) {
-        bestMs = ms;
-        best = backend;
+      TimedLaunch &timed = toTime.emplace_back();
+      timed.backend = backend;
+      std::string why;
+      if (!timed.prepare(*descriptor, libraries, why)) {
+        spdlog::debug("--tune: {} on {} failed: {}", kernelName, backend, why);
+        timed.best = -1;
       }
     }
+    std::string why;
+    timeLaunches(toTime, why);
+    if (!why.empty())
+      spdlog::debug("--tune: {} failed on {}", kernelName, why);
+    for (const TimedLaunch &timed : toTime) {
+      ms[timed.backend] = timed.best;
+      times[keys[timed.backend]][timed.backend] = timed.best;
+      cacheChanged = true;
+      ++report.measured;
+    }
+    // A failed run (negative) is never chosen.
+    std::string best = chosen;
+    double bestMs = std::numeric_limits<double>::infinity();
+    for (const std::string &backend : candidates)
+      if (ms.count(backend) && ms[backend] >= 0 && ms[backend] < bestMs) {
+        bestMs = ms[backend];
+        best = backend;
+      }
     launch.setBackend(best);
     if (best != chosen)
       ++report.changed;
