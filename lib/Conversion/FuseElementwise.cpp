@@ -129,38 +129,75 @@ struct FuseElementwisePass
     loop::NestOp consumerNest = elementwiseNest(consumer, symbols);
     if (!consumerNest)
       return {};
-    for (auto [index, buffer] : llvm::enumerate(consumer.getInputs())) {
-      auto alloc = buffer.getDefiningOp<kernel::AllocOp>();
-      if (!alloc)
+    for (Value buffer : consumer.getInputs()) {
+      if (!buffer.getDefiningOp<kernel::AllocOp>() ||
+          llvm::count(consumer->getOperands(), buffer) != 1)
         continue;
-      // The intermediate has one writer and this one reader.
-      kernel::LaunchOp producer;
-      bool onlyTheseTwo = true;
-      for (Operation *user : buffer.getUsers()) {
-        auto launch = dyn_cast<kernel::LaunchOp>(user);
-        if (launch && launch != consumer && launch.getOutputs().size() == 1 &&
-            launch.getOutputs()[0] == buffer && !producer)
-          producer = launch;
-        else if (user != consumer ||
-                 llvm::count(consumer->getOperands(), buffer) != 1)
-          onlyTheseTwo = false;
-      }
-      if (!producer || !onlyTheseTwo || !producer->isBeforeInBlock(consumer))
+      kernel::LaunchOp producer = writerOf(buffer);
+      if (!producer || !producer->isBeforeInBlock(consumer))
         continue;
       loop::NestOp producerNest = elementwiseNest(producer, symbols);
-      if (!producerNest ||
+      if (!producerNest || !readLaterOnly(producer, consumer) ||
           writtenBetween(producer.getInputs(), producer, consumer))
         continue;
-      if (kernel::LaunchOp fused = fuse(producer, producerNest, consumer,
-                                        consumerNest, index, symbols))
+      if (kernel::LaunchOp fused =
+              fuse(producer, producerNest, consumer, consumerNest, symbols))
         return fused;
     }
     return {};
   }
 
+  /// The one launch that writes `buffer`, if it writes it whole (as one of
+  /// its outputs, not in place).
+  static kernel::LaunchOp writerOf(Value buffer) {
+    kernel::LaunchOp writer;
+    for (Operation *user : buffer.getUsers()) {
+      auto launch = dyn_cast<kernel::LaunchOp>(user);
+      if (!launch || !llvm::is_contained(launch.getOutputs(), buffer))
+        continue;
+      if (writer || llvm::is_contained(launch.getInputs(), buffer))
+        return {};
+      writer = launch;
+    }
+    return writer;
+  }
+
+  /// Whether every output of `producer` is read only after `consumer` (or
+  /// by it, once), so that the fused launch may write them at the
+  /// consumer's place.
+  static bool readLaterOnly(kernel::LaunchOp producer,
+                            kernel::LaunchOp consumer) {
+    for (Value output : producer.getOutputs()) {
+      if (!output.getDefiningOp<kernel::AllocOp>())
+        return false;
+      for (Operation *user : output.getUsers()) {
+        if (user == producer.getOperation() || isa<kernel::AllocOp>(user))
+          continue;
+        if (user == consumer.getOperation()) {
+          if (llvm::is_contained(consumer.getOutputs(), output) ||
+              llvm::count(consumer.getInputs(), output) != 1)
+            return false;
+          continue;
+        }
+        if (!isa<kernel::LaunchOp>(user) || user->isBeforeInBlock(consumer))
+          return false;
+      }
+    }
+    return true;
+  }
+
+  /// Whether something besides `consumer` (and its writer) uses `buffer`.
+  static bool readElsewhere(Value buffer, kernel::LaunchOp producer,
+                            kernel::LaunchOp consumer) {
+    return llvm::any_of(buffer.getUsers(), [&](Operation *user) {
+      return user != producer.getOperation() &&
+             user != consumer.getOperation() && !isa<kernel::AllocOp>(user);
+    });
+  }
+
   kernel::LaunchOp fuse(kernel::LaunchOp producer, loop::NestOp producerNest,
                      kernel::LaunchOp consumer, loop::NestOp consumerNest,
-                     unsigned index, SymbolTable &symbols) {
+                     SymbolTable &symbols) {
     ArrayRef<int64_t> producerDomain = producerNest.getDomain();
     ArrayRef<int64_t> consumerDomain = consumerNest.getDomain();
     if (points(producerDomain) != points(consumerDomain))
@@ -170,9 +207,19 @@ struct FuseElementwisePass
     auto consumerMaps = llvm::to_vector(
         consumerNest.getIndexingMaps().getAsValueRange<AffineMapAttr>());
     unsigned producerInputs = producerNest.getInputs().size();
-    // The intermediate is indexed alike on both sides.
-    if (!producerMaps[producerInputs].isIdentity() ||
-        !consumerMaps[index].isIdentity())
+    // Which producer output each consumer input is, if any.
+    ValueRange producerOutputs = producer.getOutputs();
+    auto producedAs = [&](unsigned input) -> int {
+      auto it = llvm::find(producerOutputs, consumer.getInputs()[input]);
+      return it == producerOutputs.end() ? -1 : it - producerOutputs.begin();
+    };
+    // The producer's outputs and the consumer's reads of them are indexed
+    // alike.
+    for (unsigned i = 0; i < consumer.getInputs().size(); ++i)
+      if (producedAs(i) >= 0 && !consumerMaps[i].isIdentity())
+        return {};
+    if (!llvm::all_of(ArrayRef(producerMaps).drop_front(producerInputs),
+                      [](AffineMap map) { return map.isIdentity(); }))
       return {};
     // The domain of the fused nest: the consumer's, unless the producer's
     // differs and the consumer can take it.
@@ -185,8 +232,9 @@ struct FuseElementwisePass
     AffineMap identity = AffineMap::getMultiDimIdentityMap(domain.size(), context);
 
     // Operands: the producer's inputs, the consumer's other inputs, the
-    // consumer's outputs. A nest over the other domain sees its buffers
-    // reshaped to the fused domain.
+    // producer's outputs other launches read, the consumer's outputs. A
+    // nest over the other domain sees its buffers reshaped to the fused
+    // domain.
     auto operandOf = [&](loop::NestOp nest, bool ownDomain, unsigned i,
                          Value buffer) {
       auto argumentType =
@@ -207,8 +255,16 @@ struct FuseElementwisePass
     for (auto [i, buffer] : llvm::enumerate(producer.getInputs()))
       inputs.push_back(operandOf(producerNest, producerOwn, i, buffer));
     for (auto [i, buffer] : llvm::enumerate(consumer.getInputs()))
-      if (i != index)
+      if (producedAs(i) < 0)
         inputs.push_back(operandOf(consumerNest, consumerOwn, i, buffer));
+    SmallVector<unsigned> kept; // producer outputs the fused launch writes
+    for (auto [i, buffer] : llvm::enumerate(producerOutputs))
+      if (!llvm::is_contained(consumer.getInputs(), buffer) ||
+          readElsewhere(buffer, producer, consumer)) {
+        kept.push_back(i);
+        outputs.push_back(
+            operandOf(producerNest, producerOwn, producerInputs + i, buffer));
+      }
     unsigned consumerInputs = consumerNest.getInputs().size();
     for (auto [i, buffer] : llvm::enumerate(consumer.getOutputs()))
       outputs.push_back(
@@ -243,7 +299,8 @@ struct FuseElementwisePass
                               vectorLanes));
     func::ReturnOp::create(b, loc);
 
-    // Body: the producer's, then the consumer's on the producer's value.
+    // Body: the producer's, then the consumer's on the producer's value;
+    // it yields the kept producer values, then the consumer's.
     Block *body = b.createBlock(&nest.getBody());
     for (Value argument : arguments)
       body->addArgument(
@@ -256,29 +313,41 @@ struct FuseElementwisePass
       mapping.map(producerBody.getArgument(i), body->getArgument(next++));
     for (Operation &op : producerBody.without_terminator())
       b.clone(op, mapping);
-    Value produced = mapping.lookup(
-        producerBody.getTerminator()->getOperand(0));
-    for (unsigned i = 0; i < consumerBody.getNumArguments(); ++i)
+    auto producedValues = llvm::map_to_vector(
+        producerBody.getTerminator()->getOperands(),
+        [&](Value v) { return mapping.lookupOrDefault(v); });
+    for (unsigned i = 0; i < consumerNest.getInputs().size(); ++i)
       mapping.map(consumerBody.getArgument(i),
-                  i == index ? produced : body->getArgument(next++));
-    for (Operation &op : consumerBody)
+                  producedAs(i) >= 0 ? producedValues[producedAs(i)]
+                                     : body->getArgument(next++));
+    for (Operation &op : consumerBody.without_terminator())
       b.clone(op, mapping);
+    SmallVector<Value> results;
+    for (unsigned i : kept)
+      results.push_back(producedValues[i]);
+    for (Value v : consumerBody.getTerminator()->getOperands())
+      results.push_back(mapping.lookupOrDefault(v));
+    loop::YieldOp::create(b, loc, results);
 
     // The launch that calls it replaces both.
     b.setInsertionPoint(consumer);
-    SmallVector<Value> launchInputs;
+    SmallVector<Value> launchInputs, launchOutputs;
     for (const FusedOperand &operand : inputs)
       launchInputs.push_back(operand.buffer);
+    for (const FusedOperand &operand : outputs)
+      launchOutputs.push_back(operand.buffer);
     auto fused = kernel::LaunchOp::create(
-        b, loc, launchInputs, consumer.getOutputs(),
+        b, loc, launchInputs, launchOutputs,
         b.getStringAttr(fusedName(producer.getKernel(), consumer.getKernel())),
         b.getDictionaryAttr({}));
     fused.setBackend("generated");
     fused.setCalleeAttr(FlatSymbolRefAttr::get(function));
-    Value intermediate = consumer.getInputs()[index];
+    SmallVector<Value> intermediates(producerOutputs);
     consumer.erase();
     producer.erase();
-    intermediate.getDefiningOp()->erase();
+    for (Value intermediate : intermediates)
+      if (intermediate.use_empty())
+        intermediate.getDefiningOp()->erase();
     return fused;
   }
 

@@ -33,20 +33,26 @@ def FuseElementwisePass : Pass<"trainc-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Chains of generated elementwise kernels as one loop nest";
   let description = [{
     A generated elementwise kernel (one `loop.nest`, every dimension
-    parallel) whose output only feeds the next generated elementwise kernel
-    is computed inside that kernel instead: one nest runs the producer's
-    body, then the consumer's on the producer's value, and the
-    intermediate buffer disappears, with its write and read. A ReLU's
-    gradient, `where(x > 0, dy, 0)`, becomes one pass over memory instead
-    of two plus a mask; longer chains fuse step by step.
+    parallel) whose output feeds the next generated elementwise kernel is
+    computed inside that kernel instead: one nest runs the producer's
+    body, then the consumer's on the producer's values. An intermediate
+    nothing else reads disappears, with its write and read; one that later
+    launches read (a value saved for the backward pass) becomes an output
+    of the fused nest, so it is still written but never read back. A
+    ReLU's gradient, `where(x > 0, dy, 0)`, becomes one pass over memory
+    instead of two plus a mask; GELU's forward as PyTorch exports it
+    (add, div, erf, add, mul, mul, keeping two values for its gradient)
+    one pass writing three buffers; longer chains fuse step by step.
 
     The two nests must cover the same number of points and index the
-    intermediate identically; when their domains differ in shape (one was
+    intermediates identically; when their domains differ in shape (one was
     collapsed further), the fused nest takes the less collapsed domain, and
     the other nest's buffers, all read or written whole (identity maps or
     scalars), are viewed in it. Not fused: reductions, kernels with several
-    nests or an input check, bodies that read `loop.index`, and producers
-    whose inputs are written between the two launches.
+    nests or an input check, bodies that read `loop.index`, producers
+    whose inputs are written between the two launches, and producers with
+    an output read by another launch before the consumer (the fused
+    launch, at the consumer's place, would write it too late).
   }];
   let options = [
     Option<"vectorLanes", "vector-lanes", "int64_t", "16",

@@ -1,5 +1,6 @@
 // --trainc-fuse-elementwise: a generated elementwise kernel whose output
-// only feeds the next one runs inside it; the intermediate buffer goes.
+// feeds the next one runs inside it; the intermediate buffer goes when
+// nothing else reads it, else the fused kernel writes it too.
 // RUN: trainc-opt %s --trainc-kernel-to-loop --trainc-fuse-elementwise -split-input-file | FileCheck %s
 // The fused nest is scheduled for the target's vectors (vector-lanes; 16 by
 // default, 8 on AVX2):
@@ -46,15 +47,68 @@ func.func @bias_relu(%x: memref<2x3x4xf32>, %b: memref<3x1xf32>, %y: memref<2x3x
 
 // -----
 
-// Not fused: the intermediate has a second reader; a reduction consumer.
-// CHECK-LABEL: func.func @not_fused
-// CHECK: kernel.launch "graph.exp"
-// CHECK: kernel.launch "graph.neg"
-// CHECK: kernel.launch "graph.reduce_sum"
-func.func @not_fused(%x: memref<16xf32>, %y: memref<16xf32>, %z: memref<f32>) {
+// The intermediate has a later reader: the fused kernel writes it as well
+// as the consumer's result. The reduction is not fused.
+// CHECK-LABEL: func.func @kept
+// CHECK-SAME: (%[[X:.*]]: memref<16xf32>, %[[Y:.*]]: memref<16xf32>, %[[Z:.*]]: memref<f32>)
+// CHECK: %[[E:.*]] = kernel.alloc : memref<16xf32>
+// CHECK: kernel.launch "fused(exp,neg)"(%[[X]]) -> (%[[E]], %[[Y]])
+// CHECK: kernel.launch "graph.reduce_sum"(%[[E]]) -> (%[[Z]])
+// CHECK: func.func private @{{.*}}(%{{.*}}: memref<16xf32>, %{{.*}}: memref<16xf32>, %{{.*}}: memref<16xf32>)
+// CHECK: ^bb0(%[[XV:.*]]: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: %[[EV:.*]] = math.exp %[[XV]] : f32
+// CHECK: %[[NV:.*]] = arith.negf %[[EV]] : f32
+// CHECK: loop.yield %[[EV]], %[[NV]] : f32, f32
+func.func @kept(%x: memref<16xf32>, %y: memref<16xf32>, %z: memref<f32>) {
   %e = kernel.alloc : memref<16xf32>
   kernel.launch "graph.exp"(%x) -> (%e) {backend = "generated", options = {}} : (memref<16xf32>) -> memref<16xf32>
   kernel.launch "graph.neg"(%e) -> (%y) {backend = "generated", options = {}} : (memref<16xf32>) -> memref<16xf32>
   kernel.launch "graph.reduce_sum"(%e) -> (%z) {backend = "generated", options = {axes = array<i64: 0>, keepdims = false}} : (memref<16xf32>) -> memref<f32>
+  return
+}
+
+// -----
+
+// GELU's forward as exported by PyTorch (opset < 20): h = x + b,
+// y = h * (erf(h / sqrt 2) + 1) * 0.5, with h and erf + 1 kept for the
+// backward pass. One kernel writes h, erf + 1 and y.
+// CHECK-LABEL: func.func @gelu_chain
+// CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8xf32>, %{{.*}}: memref<f32>, %{{.*}}: memref<f32>, %{{.*}}: memref<f32>, %[[Y:.*]]: memref<4x8xf32>, %[[H2:.*]]: memref<4x8xf32>, %[[E2:.*]]: memref<4x8xf32>)
+// CHECK: %[[H:.*]] = kernel.alloc : memref<4x8xf32>
+// CHECK: %[[E:.*]] = kernel.alloc : memref<4x8xf32>
+// CHECK-NOT: kernel.alloc
+// CHECK: kernel.launch "fused(add,div,erf,add,mul,mul)"(%[[X]], %[[B]], {{.*}}) -> (%[[H]], %[[E]], %[[Y]])
+// CHECK-NEXT: kernel.launch "graph.neg"(%[[H]]) -> (%[[H2]])
+// CHECK-NEXT: kernel.launch "graph.neg"(%[[E]]) -> (%[[E2]])
+func.func @gelu_chain(%x: memref<4x8xf32>, %b: memref<8xf32>, %sqrt2: memref<f32>, %one: memref<f32>, %half: memref<f32>, %y: memref<4x8xf32>, %h2: memref<4x8xf32>, %e2: memref<4x8xf32>) {
+  %h = kernel.alloc : memref<4x8xf32>
+  kernel.launch "graph.add"(%x, %b) -> (%h) {backend = "generated", options = {}} : (memref<4x8xf32>, memref<8xf32>) -> memref<4x8xf32>
+  %s = kernel.alloc : memref<4x8xf32>
+  kernel.launch "graph.div"(%h, %sqrt2) -> (%s) {backend = "generated", options = {}} : (memref<4x8xf32>, memref<f32>) -> memref<4x8xf32>
+  %r = kernel.alloc : memref<4x8xf32>
+  kernel.launch "graph.erf"(%s) -> (%r) {backend = "generated", options = {}} : (memref<4x8xf32>) -> memref<4x8xf32>
+  %e = kernel.alloc : memref<4x8xf32>
+  kernel.launch "graph.add"(%r, %one) -> (%e) {backend = "generated", options = {}} : (memref<4x8xf32>, memref<f32>) -> memref<4x8xf32>
+  %m = kernel.alloc : memref<4x8xf32>
+  kernel.launch "graph.mul"(%h, %e) -> (%m) {backend = "generated", options = {}} : (memref<4x8xf32>, memref<4x8xf32>) -> memref<4x8xf32>
+  kernel.launch "graph.mul"(%m, %half) -> (%y) {backend = "generated", options = {}} : (memref<4x8xf32>, memref<f32>) -> memref<4x8xf32>
+  kernel.launch "graph.neg"(%h) -> (%h2) {backend = "generated", options = {}} : (memref<4x8xf32>) -> memref<4x8xf32>
+  kernel.launch "graph.neg"(%e) -> (%e2) {backend = "generated", options = {}} : (memref<4x8xf32>) -> memref<4x8xf32>
+  return
+}
+
+// -----
+
+// Not fused: the intermediate is read between the two launches (the fused
+// kernel would write it too late), and a reduction consumer.
+// CHECK-LABEL: func.func @not_fused
+// CHECK: kernel.launch "graph.exp"
+// CHECK: kernel.launch "graph.reduce_sum"
+// CHECK: kernel.launch "graph.neg"
+func.func @not_fused(%x: memref<16xf32>, %y: memref<16xf32>, %z: memref<f32>) {
+  %e = kernel.alloc : memref<16xf32>
+  kernel.launch "graph.exp"(%x) -> (%e) {backend = "generated", options = {}} : (memref<16xf32>) -> memref<16xf32>
+  kernel.launch "graph.reduce_sum"(%e) -> (%z) {backend = "generated", options = {axes = array<i64: 0>, keepdims = false}} : (memref<16xf32>) -> memref<f32>
+  kernel.launch "graph.neg"(%e) -> (%y) {backend = "generated", options = {}} : (memref<16xf32>) -> memref<16xf32>
   return
 }
