@@ -17,6 +17,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // Convolutions over planes smaller than their padded window read
   // their live taps only (one slice per weight and function, after CSE).
   pm.addPass(graph::createDropDeadTapsPass());
+  // Gradients of adjacent slices (the QKV split) as one concatenation.
+  pm.addPass(graph::createMergeSliceGradientsPass());
   pm.addPass(mlir::createCSEPass());
 }
 

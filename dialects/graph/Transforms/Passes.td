@@ -89,4 +89,27 @@ def DropDeadTapsPass : Pass<"trainc-drop-dead-taps", "mlir::ModuleOp"> {
   let dependentDialects = ["::trainc::graph::GraphDialect"];
 }
 
+def MergeSliceGradientsPass
+    : Pass<"trainc-merge-slice-gradients", "mlir::ModuleOp"> {
+  let summary = "Sums of gradients of adjacent slices become concatenations";
+  let description = [{
+    A tensor cut into adjacent slices, such as a fused QKV projection split
+    into queries, keys and values, gets its gradient as a sum of
+    `graph.slice_backward`s, each a full-size tensor of zeros around one
+    slice's gradient. In every function this pass rewrites
+
+    * `add(slice_backward(x, r1), slice_backward(y, r2))`, unit steps, the
+      two ranges equal but on one axis where `r1` ends where `r2` begins,
+      each slice_backward read only by the add, to
+      `slice_backward(concat(x, y), r1 + r2)`;
+    * a `slice_backward` of the whole tensor to its gradient;
+    * `concat(concat(a, b), c)` along one axis, the inner one read only by
+      the outer, to `concat(a, b, c)`.
+
+    The Transformer's QKV gradient, three zero-filled tensors added
+    together, becomes one concatenation.
+  }];
+  let dependentDialects = ["::trainc::graph::GraphDialect"];
+}
+
 #endif // TRAINC_GRAPH_PASSES_TD
