@@ -20,6 +20,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // Gradients of adjacent slices (the QKV split) as one concatenation.
   pm.addPass(graph::createMergeSliceGradientsPass());
   pm.addPass(mlir::createCSEPass());
+  // After CSE, which would merge the copies back.
+  pm.addPass(graph::createRematElementwisePass());
 }
 
 void buildDispatchPipeline(mlir::OpPassManager &pm,

@@ -130,8 +130,7 @@ struct FuseElementwisePass
     if (!consumerNest)
       return {};
     for (Value buffer : consumer.getInputs()) {
-      if (!buffer.getDefiningOp<kernel::AllocOp>() ||
-          llvm::count(consumer->getOperands(), buffer) != 1)
+      if (!buffer.getDefiningOp<kernel::AllocOp>())
         continue;
       kernel::LaunchOp producer = writerOf(buffer);
       if (!producer || !producer->isBeforeInBlock(consumer))
@@ -163,8 +162,8 @@ struct FuseElementwisePass
   }
 
   /// Whether every output of `producer` is read only after `consumer` (or
-  /// by it, once), so that the fused launch may write them at the
-  /// consumer's place.
+  /// by it), so that the fused launch may write them at the consumer's
+  /// place.
   static bool readLaterOnly(kernel::LaunchOp producer,
                             kernel::LaunchOp consumer) {
     for (Value output : producer.getOutputs()) {
@@ -174,8 +173,7 @@ struct FuseElementwisePass
         if (user == producer.getOperation() || isa<kernel::AllocOp>(user))
           continue;
         if (user == consumer.getOperation()) {
-          if (llvm::is_contained(consumer.getOutputs(), output) ||
-              llvm::count(consumer.getInputs(), output) != 1)
+          if (llvm::is_contained(consumer.getOutputs(), output))
             return false;
           continue;
         }
@@ -252,11 +250,23 @@ struct FuseElementwisePass
     bool producerOwn = sameDomain || useProducerDomain;
     bool consumerOwn = sameDomain || !useProducerDomain;
     SmallVector<FusedOperand> inputs, outputs;
+    // A buffer read alike twice (the same value in both bodies) is one
+    // operand; `slots` gives each read's operand, in reading order.
+    SmallVector<unsigned> slots;
+    auto addInput = [&](FusedOperand operand) {
+      auto same = llvm::find_if(inputs, [&](const FusedOperand &other) {
+        return other.buffer == operand.buffer && other.type == operand.type &&
+               other.map == operand.map;
+      });
+      slots.push_back(same - inputs.begin());
+      if (same == inputs.end())
+        inputs.push_back(operand);
+    };
     for (auto [i, buffer] : llvm::enumerate(producer.getInputs()))
-      inputs.push_back(operandOf(producerNest, producerOwn, i, buffer));
+      addInput(operandOf(producerNest, producerOwn, i, buffer));
     for (auto [i, buffer] : llvm::enumerate(consumer.getInputs()))
       if (producedAs(i) < 0)
-        inputs.push_back(operandOf(consumerNest, consumerOwn, i, buffer));
+        addInput(operandOf(consumerNest, consumerOwn, i, buffer));
     SmallVector<unsigned> kept; // producer outputs the fused launch writes
     for (auto [i, buffer] : llvm::enumerate(producerOutputs))
       if (!llvm::is_contained(consumer.getInputs(), buffer) ||
@@ -310,7 +320,8 @@ struct FuseElementwisePass
     Block &consumerBody = consumerNest.getBody().front();
     unsigned next = 0;
     for (unsigned i = 0; i < producerInputs; ++i)
-      mapping.map(producerBody.getArgument(i), body->getArgument(next++));
+      mapping.map(producerBody.getArgument(i),
+                  body->getArgument(slots[next++]));
     for (Operation &op : producerBody.without_terminator())
       b.clone(op, mapping);
     auto producedValues = llvm::map_to_vector(
@@ -319,7 +330,7 @@ struct FuseElementwisePass
     for (unsigned i = 0; i < consumerNest.getInputs().size(); ++i)
       mapping.map(consumerBody.getArgument(i),
                   producedAs(i) >= 0 ? producedValues[producedAs(i)]
-                                     : body->getArgument(next++));
+                                     : body->getArgument(slots[next++]));
     for (Operation &op : consumerBody.without_terminator())
       b.clone(op, mapping);
     SmallVector<Value> results;

@@ -9,17 +9,18 @@
 // AVX2-LABEL: func.func private @generated_fused
 // AVX2: domain = [2, 3, 4] schedule = <parallel = -1, tile = [1, 1, 8], vectorize = true>
 
-// A ReLU's gradient: where(x > 0, dy, 0), one nest, no mask buffer.
+// A ReLU's gradient: where(x > 0, dy, 0), one nest, no mask buffer; the
+// zero both read is one operand.
 // CHECK-LABEL: func.func @relu_gradient
 // CHECK-SAME: (%[[X:.*]]: memref<4x8xf32>, %[[DY:.*]]: memref<4x8xf32>, %[[DX:.*]]: memref<4x8xf32>)
 // CHECK-NOT: kernel.alloc
-// CHECK: kernel.launch "fused(greater,where)"(%[[X]], %[[ZERO:.*]], %[[DY]], %[[ZERO]]) -> (%[[DX]]) {backend = "generated", callee = @[[K:.*]], options = {}}
+// CHECK: kernel.launch "fused(greater,where)"(%[[X]], %[[ZERO:.*]], %[[DY]]) -> (%[[DX]]) {backend = "generated", callee = @[[K:.*]], options = {}}
 // CHECK-NOT: kernel.launch
-// CHECK: func.func private @[[K]](%{{.*}}: memref<32xf32>, %{{.*}}: memref<f32>, %{{.*}}: memref<32xf32>, %{{.*}}: memref<f32>, %{{.*}}: memref<32xf32>) attributes {loop.kernel}
+// CHECK: func.func private @[[K]](%{{.*}}: memref<32xf32>, %{{.*}}: memref<f32>, %{{.*}}: memref<32xf32>, %{{.*}}: memref<32xf32>) attributes {loop.kernel}
 // CHECK: loop.nest ins({{.*}}) outs({{.*}}) domain = [32]
-// CHECK: ^bb0(%[[XV:.*]]: f32, %[[Z1:.*]]: f32, %[[DYV:.*]]: f32, %[[Z2:.*]]: f32, %{{.*}}: f32):
-// CHECK: %[[M:.*]] = arith.cmpf ogt, %[[XV]], %[[Z1]] : f32
-// CHECK: %[[R:.*]] = arith.select %[[M]], %[[DYV]], %[[Z2]] : f32
+// CHECK: ^bb0(%[[XV:.*]]: f32, %[[Z:.*]]: f32, %[[DYV:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[M:.*]] = arith.cmpf ogt, %[[XV]], %[[Z]] : f32
+// CHECK: %[[R:.*]] = arith.select %[[M]], %[[DYV]], %[[Z]] : f32
 // CHECK: loop.yield %[[R]] : f32
 func.func @relu_gradient(%x: memref<4x8xf32>, %dy: memref<4x8xf32>, %dx: memref<4x8xf32>) {
   %zero = kernel.constant dense<0.0> : tensor<f32> : memref<f32>

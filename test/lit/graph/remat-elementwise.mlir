@@ -1,0 +1,58 @@
+// --trainc-remat-elementwise: a cheap elementwise value that the backward
+// pass reads is recomputed next to its reader from values that are there
+// anyway, so the forward kernel need not store it.
+// RUN: trainc-opt %s --trainc-remat-elementwise -split-input-file | FileCheck %s
+
+// GELU as PyTorch exports it, then a product, then its gradient. h comes
+// from a product, so it stays stored (the gradient reads it); s = h / sqrt 2
+// is recomputed from h right before its reader; e = erf(s) + 1 stays
+// stored (erf is not recomputed).
+// CHECK-LABEL: func.func @gelu
+// CHECK: %[[H:.*]] = graph.add %{{.*}}, %arg1
+// CHECK: %[[S:.*]] = graph.div %[[H]], %[[C:.*]] :
+// CHECK: %[[E:.*]] = graph.add
+// CHECK: %[[Y:.*]] = graph.mul {{.*}} : (tensor<4x8xf32>, tensor<f32>)
+// CHECK: %[[DY:.*]] = graph.matmul %[[Y]], %arg2
+// CHECK-NEXT: %[[DE:.*]] = graph.mul %[[DY]], %[[E]]
+// CHECK-NEXT: %[[S2:.*]] = graph.div %[[H]], %[[C]] :
+// CHECK-NEXT: %[[SS:.*]] = graph.mul %[[S2]], %[[S2]]
+// CHECK-NEXT: graph.mul %[[SS]], %[[H]]
+func.func @gelu(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %c = graph.constant dense<1.41421354> : tensor<f32>
+  %one = graph.constant dense<1.0> : tensor<f32>
+  %half = graph.constant dense<0.5> : tensor<f32>
+  %p = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %h = graph.add %p, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %s = graph.div %h, %c : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %r = graph.erf %s : tensor<4x8xf32>
+  %e = graph.add %r, %one : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %m = graph.mul %h, %e : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = graph.mul %m, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %dy = graph.matmul %y, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %de = graph.mul %dy, %e : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ss = graph.mul %s, %s : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %g = graph.mul %ss, %h : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %dx = graph.add %de, %g : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y, %dx : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Not recomputed: the reader is near (nothing but elementwise ops in
+// between: one fused kernel either way); the value's operand would have
+// to live longer (t = p * p of a product p nobody reads later); the reader
+// is not elementwise.
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-1: graph.mul %0, %0
+// CHECK-COUNT-1: graph.neg
+// CHECK-NOT: graph.mul %0, %0
+// CHECK-NOT: graph.neg
+func.func @kept(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %p = graph.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %t = graph.mul %p, %p : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n = graph.neg %t : tensor<4x8xf32>
+  %q = graph.matmul %n, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %u = graph.mul %q, %t : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %v = graph.matmul %n, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %u, %v, %n : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
