@@ -369,17 +369,28 @@ LogicalResult buildGlobalAvgPool(KernelBuilder &kb) {
 
 } // namespace
 
-std::pair<Operand, Operand> softmaxStatistics(KernelBuilder &kb,
-                                              const Space &space, Operand input,
-                                              unsigned rowId) {
+namespace {
+/// The maxima of `input` (operand of `space`) along its reduction
+/// dimensions, in a new scratch buffer of operand `rowId`'s shape.
+Operand rowMaxima(KernelBuilder &kb, const Space &space, Operand input,
+                  unsigned rowId) {
   Type element = cast<MemRefType>(input.buffer.getType()).getElementType();
   Operand max{kb.scratch(space.shape(rowId), element), rowId};
-  Operand sum{kb.scratch(space.shape(rowId), element), rowId};
   kb.fill(space, max, -std::numeric_limits<double>::infinity());
   kb.nest(space, input, max, space.reduction,
           [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
             return {arith::MaximumFOp::create(b, loc, x[1], x[0])};
           });
+  return max;
+}
+} // namespace
+
+std::pair<Operand, Operand> softmaxStatistics(KernelBuilder &kb,
+                                              const Space &space, Operand input,
+                                              unsigned rowId) {
+  Type element = cast<MemRefType>(input.buffer.getType()).getElementType();
+  Operand max = rowMaxima(kb, space, input, rowId);
+  Operand sum{kb.scratch(space.shape(rowId), element), rowId};
   kb.fill(space, sum, 0.0);
   kb.nest(space, {input, max}, sum, space.reduction,
           [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
@@ -410,8 +421,31 @@ LogicalResult buildSoftmax(KernelBuilder &kb, bool logarithm) {
   space.collapse();
   Operand input{kb.input(0, space.shape(inputId)), inputId};
   Operand output{kb.output(0, space.shape(outputId)), outputId};
-  auto [max, sum] = softmaxStatistics(kb, space, input, rowId);
   SmallVector<bool> parallel(space.domain.size(), false);
+  if (!logarithm) {
+    // exp(x - max) once per element: into the output, summed from there,
+    // then divided in place. The same values in the same order as
+    // softmaxStatistics' sum, so the same bits, with half the exps.
+    Operand max = rowMaxima(kb, space, input, rowId);
+    kb.nest(space, {input, max}, output, parallel,
+            [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+              return {math::ExpOp::create(
+                  b, loc, arith::SubFOp::create(b, loc, x[0], x[1]))};
+            });
+    Operand sum{kb.scratch(space.shape(rowId), kb.inputType(0).getElementType()),
+                rowId};
+    kb.fill(space, sum, 0.0);
+    kb.nest(space, output, sum, space.reduction,
+            [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+              return {arith::AddFOp::create(b, loc, x[1], x[0])};
+            });
+    kb.nest(space, {output, sum}, output, parallel,
+            [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+              return {arith::DivFOp::create(b, loc, x[0], x[1])};
+            });
+    return success();
+  }
+  auto [max, sum] = softmaxStatistics(kb, space, input, rowId);
   kb.nest(space, {input, max, sum}, output, parallel,
           [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
             Value shifted = arith::SubFOp::create(b, loc, x[0], x[1]);

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 
+#include <sys/mman.h>
+
 namespace trainc::rt {
 
 /// Storage aligned for vector loads (64 bytes), zero-initialized; data() is
@@ -16,7 +18,13 @@ public:
   explicit Buffer(size_t size = 0) : bytes(size) {
     if (size == 0)
       return;
-    void *p = std::aligned_alloc(64, (size + 63) / 64 * 64);
+    constexpr size_t kHugePage = size_t(2) << 20;
+    bool huge = size >= kHugePage;
+    size_t alignment = huge ? kHugePage : 64;
+    void *p = std::aligned_alloc(alignment,
+                                 (size + alignment - 1) / alignment * alignment);
+    if (p && huge)
+      madvise(p, (size + alignment - 1) / alignment * alignment, MADV_HUGEPAGE);
     if (p)
       std::memset(p, 0, size);
     storage.reset(p);
