@@ -110,6 +110,50 @@ TEST_CASE("matmul reads operands stored transposed (lhs_perm, rhs_perm)",
         std::string::npos);
 }
 
+TEST_CASE("dnnl matmul adds a bias given as a third input", "[neural]") {
+  // What --trainc-fuse-activations leaves of matmul + add: the bias along
+  // the last dim, [N] or [1, N], on one product, a batched one and one
+  // read transposed; the reference product plus the bias on the host.
+  struct Case {
+    Shape lhs, rhs, bias;
+    bool rhsTransposed;
+  };
+  for (const Case &c : std::vector<Case>{{{5, 7}, {7, 3}, {3}, false},
+                                          {{4, 5, 7}, {7, 6}, {1, 6}, false},
+                                          {{2, 5, 7}, {2, 7, 3}, {3}, false},
+                                          {{6, 5, 7}, {3, 7}, {3}, true}}) {
+    HostTensor lhs = randomTensor(DType::F32, c.lhs);
+    HostTensor rhs = randomTensor(DType::F32, c.rhs);
+    HostTensor bias = randomTensor(DType::F32, c.bias);
+    HostTensor logicalRhs = c.rhsTransposed ? swapLastTwo(rhs) : rhs;
+    Shape result = c.lhs;
+    result.back() = logicalRhs.shape.back();
+    RuntimeRun expected = runKernel(
+        {"graph.matmul", {lhs, logicalRhs}, {{DType::F32, result}}},
+        "reference");
+    REQUIRE(expected.ok);
+    HostTensor withBias = expected.outputs[0];
+    int64_t n = result.back();
+    for (int64_t i = 0; i < withBias.numElements(); ++i)
+      withBias.data[i] = float(withBias.data[i] + bias.data[i % n]);
+    OpCase fused{"graph.matmul", {lhs, rhs, bias}, {{DType::F32, result}}};
+    if (c.rhsTransposed)
+      fused.attributes.push_back(ints("rhs_perm", {1, 0}));
+    INFO("lhs " << formatShape(c.lhs) << " rhs " << formatShape(c.rhs));
+    RuntimeRun actual = runKernel(fused, "dnnl");
+    REQUIRE(actual.ok);
+    checkClose(actual.outputs[0], withBias, 1e-5);
+  }
+  OpCase wrongBias{"graph.matmul",
+                   {randomTensor(DType::F32, {5, 7}),
+                    randomTensor(DType::F32, {7, 3}),
+                    randomTensor(DType::F32, {5})},
+                   {{DType::F32, {5, 3}}}};
+  RuntimeRun refused = runKernel(wrongBias, "dnnl");
+  CHECK_FALSE(refused.ok);
+  CHECK(refused.error.find("bias") != std::string::npos);
+}
+
 TEST_CASE("gemm with transposes, alpha, beta and a broadcast c", "[neural]") {
   for (DType dtype : {DType::F32, DType::F64})
     for (bool transA : {false, true})

@@ -21,55 +21,110 @@ bool takesPostOps(LaunchOp launch) {
          !launch.getOptions().get("post_relu");
 }
 
+/// The launch that writes `intermediate` (an alloc) when `reader` is its
+/// only other user and nothing between them writes the writer's inputs,
+/// so that the writer may move to the reader's place; null otherwise.
+LaunchOp soleWriter(Value intermediate, LaunchOp reader) {
+  if (!intermediate.getDefiningOp<AllocOp>())
+    return {};
+  LaunchOp writer;
+  for (Operation *user : intermediate.getUsers()) {
+    if (user == reader.getOperation())
+      continue;
+    auto launch = dyn_cast<LaunchOp>(user);
+    if (!launch || writer || launch.getOutputs().size() != 1 ||
+        launch.getOutputs()[0] != intermediate ||
+        llvm::is_contained(launch.getInputs(), intermediate))
+      return {};
+    writer = launch;
+  }
+  if (!writer || llvm::count(reader->getOperands(), intermediate) != 1 ||
+      !writer->isBeforeInBlock(reader))
+    return {};
+  for (Operation *op = writer->getNextNode(); op != reader;
+       op = op->getNextNode())
+    if (auto launch = dyn_cast<LaunchOp>(op))
+      for (Value written : launch.getOutputs())
+        if (llvm::is_contained(writer.getInputs(), written))
+          return {};
+  return writer;
+}
+
+/// Whether `add` adds a vector along the last dim of its other operand
+/// `product` (the vector first or second, as [N] or [1, ..., N]) into an
+/// output of `product`'s type.
+Value biasOf(LaunchOp add, Value product) {
+  if (add.getInputs().size() != 2 || add.getOutputs().size() != 1 ||
+      add.getOutputs()[0].getType() != product.getType())
+    return {};
+  Value bias = add.getInputs()[0] == product ? add.getInputs()[1]
+                                             : add.getInputs()[0];
+  auto productType = cast<MemRefType>(product.getType());
+  auto biasType = cast<MemRefType>(bias.getType());
+  if (bias == product || biasType.getElementType() != productType.getElementType() ||
+      biasType.getRank() < 1 || biasType.getRank() > productType.getRank() ||
+      biasType.getShape().back() != productType.getShape().back())
+    return {};
+  for (int64_t extent : biasType.getShape().drop_back())
+    if (extent != 1)
+      return {};
+  return bias;
+}
+
 struct FuseActivationsPass
     : trainc::kernel::impl::FuseActivationsPassBase<FuseActivationsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<LaunchOp> relus;
-    getOperation().walk([&](LaunchOp launch) {
-      if (launch.getKernel() == "graph.relu")
-        relus.push_back(launch);
-    });
-    for (LaunchOp relu : relus)
-      fuse(relu);
+    // Bias adds first: oneDNN adds the bias before its post-ops.
+    for (StringRef kernel : {"graph.add", "graph.relu"}) {
+      SmallVector<LaunchOp> launches;
+      getOperation().walk([&](LaunchOp launch) {
+        if (launch.getKernel() == kernel)
+          launches.push_back(launch);
+      });
+      for (LaunchOp launch : launches)
+        kernel == "graph.add" ? fuseBias(launch) : fuseRelu(launch);
+    }
   }
 
-  void fuse(LaunchOp relu) {
+  /// The product writes `reader`'s output in its place.
+  static void replace(LaunchOp product, LaunchOp reader, Value intermediate) {
+    product.getOutputsMutable()[0].assign(reader.getOutputs()[0]);
+    product->moveBefore(reader);
+    reader.erase();
+    intermediate.getDefiningOp()->erase();
+  }
+
+  void fuseRelu(LaunchOp relu) {
     Value preActivation = relu.getInputs()[0];
-    auto alloc = preActivation.getDefiningOp<AllocOp>();
-    if (!alloc)
+    LaunchOp producer = soleWriter(preActivation, relu);
+    if (!producer || !takesPostOps(producer))
       return;
-    // The intermediate has one writer, a launch that takes post-ops, and
-    // the ReLU as its only reader.
-    LaunchOp producer;
-    for (Operation *user : preActivation.getUsers()) {
-      if (user == relu.getOperation())
-        continue;
-      auto launch = dyn_cast<LaunchOp>(user);
-      if (!launch || producer || !takesPostOps(launch) ||
-          launch.getOutputs()[0] != preActivation ||
-          llvm::is_contained(launch.getInputs(), preActivation))
-        return;
-      producer = launch;
-    }
-    if (!producer || llvm::count(relu->getOperands(), preActivation) != 1)
-      return;
-    // The producer moves to the ReLU's place: its inputs must not change
-    // in between (nothing in between may write them).
-    for (Operation *op = producer->getNextNode(); op != relu;
-         op = op->getNextNode())
-      if (auto launch = dyn_cast<LaunchOp>(op))
-        for (Value written : launch.getOutputs())
-          if (llvm::is_contained(producer.getInputs(), written))
-            return;
     NamedAttrList options(producer.getOptions());
     options.set("post_relu", BoolAttr::get(&getContext(), true));
     producer.setOptionsAttr(options.getDictionary(&getContext()));
-    producer.getOutputsMutable()[0].assign(relu.getOutputs()[0]);
-    producer->moveBefore(relu);
-    relu.erase();
-    alloc.erase();
+    replace(producer, relu, preActivation);
+  }
+
+  void fuseBias(LaunchOp add) {
+    for (Value product : add.getInputs()) {
+      LaunchOp producer = soleWriter(product, add);
+      if (!producer || !takesPostOps(producer) ||
+          producer.getKernel() != "graph.matmul" ||
+          producer.getInputs().size() != 2 ||
+          llvm::any_of(producer.getInputs(), [](Value operand) {
+            return cast<MemRefType>(operand.getType()).getRank() < 2;
+          }))
+        continue;
+      Value bias = biasOf(add, product);
+      if (!bias)
+        continue;
+      // The product moves to the add's place, where the bias is read now.
+      producer.getInputsMutable().append(bias);
+      replace(producer, add, product);
+      return;
+    }
   }
 };
 

@@ -58,7 +58,7 @@ def FoldTransposesPass : Pass<"trainc-fold-transposes", "mlir::ModuleOp"> {
 }
 
 def FuseActivationsPass : Pass<"trainc-fuse-activations", "mlir::ModuleOp"> {
-  let summary = "ReLUs after oneDNN convolutions and products as post-ops";
+  let summary = "Bias adds and ReLUs after oneDNN products as epilogues";
   let description = [{
     A `graph.relu` launch whose input is written by a `dnnl` convolution,
     GEMM or matmul launch and read by nothing else becomes that launch's
@@ -68,6 +68,13 @@ def FuseActivationsPass : Pass<"trainc-fuse-activations", "mlir::ModuleOp"> {
     gradients are not fused (backward-data primitives take none). The
     ReLU's own gradient reads its output, not its input, so this applies
     to training graphs.
+
+    First, a `graph.add` of a vector along the last dim (`[N]` or
+    `[1, ..., N]`) to the result of a `dnnl` matmul that nothing else
+    reads becomes the matmul's third input, oneDNN's bias (the
+    Transformer's QKV and FFN biases). The sum is rounded once instead of
+    twice. Gradients are unaffected: an add's gradient reads neither
+    operand.
   }];
   let dependentDialects = ["::trainc::kernel::KernelDialect"];
 }

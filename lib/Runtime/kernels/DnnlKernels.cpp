@@ -102,10 +102,13 @@ struct MatmulOperand {
 
 bool buildMatmul(const Launch &launch, DnnlKernel &kernel,
                  std::string &error) {
-  if (!checkArity(launch, 2, 2, 1, 1, error))
+  // A third input (--trainc-fuse-activations) is a bias along the last
+  // dim, [N] or [1, ..., N].
+  if (!checkArity(launch, 2, 3, 1, 1, error))
     return false;
   MatmulOperand lhs(launch, 0, "lhs_perm"), rhs(launch, 1, "rhs_perm");
   Launch logical = launch; // the shapes the product sees
+  logical.inputs.resize(2);
   logical.inputs[0].shape = lhs.shape;
   logical.inputs[1].shape = rhs.shape;
   MatmulShape mm;
@@ -135,13 +138,29 @@ bool buildMatmul(const Launch &launch, DnnlKernel &kernel,
     rhs.strides.erase(rhs.strides.begin(), rhs.strides.end() - 2);
     result = {lhs.shape[0], mm.n};
   }
-  dnnl::matmul::desc desc(lhs.desc(), rhs.desc(), plainDesc(result));
+  memory::desc bias;
+  if (launch.inputs.size() == 3) {
+    const Shape &biasShape = launch.inputs[2].shape;
+    if (launch.inputs[0].shape.size() < 2 ||
+        launch.inputs[1].shape.size() < 2 || biasShape.empty() ||
+        biasShape.back() != mm.n || product(biasShape) != mm.n)
+      return fail(launch, error,
+                  "a bias (third input) must be [N] or [1, ..., N] and the "
+                  "operands matrices");
+    Shape broadcast(result.size(), 1);
+    broadcast.back() = mm.n;
+    bias = plainDesc(broadcast);
+  }
+  dnnl::matmul::desc desc(lhs.desc(), rhs.desc(), bias, plainDesc(result));
   dnnl::matmul::primitive_desc primitive(desc, dnnlAttributes(launch),
                                          kernel.engine());
-  kernel.add(dnnl::matmul(primitive), primitive,
-             {{DNNL_ARG_SRC, kernel.input(0, lhs.desc())},
-              {DNNL_ARG_WEIGHTS, kernel.input(1, rhs.desc())},
-              {DNNL_ARG_DST, kernel.output(0, plainDesc(result))}});
+  std::vector<std::pair<int, DnnlKernel::Memory>> arguments = {
+      {DNNL_ARG_SRC, kernel.input(0, lhs.desc())},
+      {DNNL_ARG_WEIGHTS, kernel.input(1, rhs.desc())},
+      {DNNL_ARG_DST, kernel.output(0, plainDesc(result))}};
+  if (launch.inputs.size() == 3)
+    arguments.push_back({DNNL_ARG_BIAS, kernel.input(2, bias)});
+  kernel.add(dnnl::matmul(primitive), primitive, arguments);
   return true;
 }
 

@@ -24,19 +24,26 @@ func.func @add_bias(%a: memref<64x10xf32>, %b: memref<1x10xf32>, %c: memref<64x1
 
 // -----
 
-// Softmax over the last axis: two scratch rows (maxima, sums) and five
-// nests (two fills, two reductions, the normalization); the large nests
-// are split across threads by row.
+// Softmax over the last axis: two scratch rows (maxima, sums) and six
+// nests (the maxima, exp(x - max) into the output, its row sums, the
+// output divided in place; two fills); the large nests are split across
+// threads by row. One exp per element.
 // CHECK-LABEL: func.func @softmax
 // CHECK: %[[MAX:.*]] = kernel.alloc : memref<256xf32>
 // CHECK: %[[SUM:.*]] = kernel.alloc : memref<256xf32>
 // CHECK: kernel.launch "graph.softmax"(%{{.*}}) -> (%{{.*}}) scratch(%[[MAX]], %[[SUM]] : memref<256xf32>, memref<256xf32>) {backend = "generated", callee = @generated_softmax
-// CHECK: func.func private @generated_softmax(%{{.*}}: memref<256x1000xf32>, %{{.*}}: memref<256x1000xf32>, %{{.*}}: memref<256xf32>, %{{.*}}: memref<256xf32>)
-// CHECK-COUNT-2: iterators = ["parallel", "reduction"]
-// CHECK: schedule = <parallel = 0, tile = [1, 64], vectorize = true>
+// CHECK: func.func private @generated_softmax(%[[X:.*]]: memref<256x1000xf32>, %[[Y:.*]]: memref<256x1000xf32>, %[[M:.*]]: memref<256xf32>, %[[S:.*]]: memref<256xf32>)
+// CHECK: loop.nest ins(%[[X]] : {{.*}}) outs(%[[M]] : {{.*}}iterators = ["parallel", "reduction"]
+// CHECK: loop.nest ins(%[[X]], %[[M]] : {{.*}}) outs(%[[Y]] : {{.*}}) {{.*}}schedule = <parallel = 0, tile = [1, 64], vectorize = true>
 // CHECK-SAME: iterators = ["parallel", "parallel"]
 // CHECK: math.exp
-// CHECK: arith.divf
+// CHECK: loop.nest ins(%[[Y]] : {{.*}}) outs(%[[S]] : {{.*}}iterators = ["parallel", "reduction"]
+// CHECK-NOT: math.exp
+// CHECK: loop.nest ins(%[[Y]], %[[S]] : {{.*}}) outs(%[[Y]] : {{.*}}iterators = ["parallel", "parallel"]
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.divf
+// CHECK-NOT: math.exp
+// CHECK: return
 func.func @softmax(%x: memref<256x1000xf32>, %y: memref<256x1000xf32>) {
   kernel.launch "graph.softmax"(%x) -> (%y) {backend = "generated", options = {axis = 1 : i64}} : (memref<256x1000xf32>) -> memref<256x1000xf32>
   return

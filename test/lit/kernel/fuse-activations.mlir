@@ -31,3 +31,40 @@ func.func @not_fused(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %y: memref<2x4xf3
   kernel.launch "graph.relu"(%d) -> (%z) {backend = "generated", options = {}} : (memref<2x4xf32>) -> memref<2x4xf32>
   return
 }
+
+// A bias add along the last dim after a oneDNN matmul becomes its third
+// input (either operand order, [N] or [1, N]); then a ReLU its post-op.
+// CHECK-LABEL: func.func @matmul_bias_relu
+// CHECK-SAME: (%[[A:.*]]: memref<2x5x3xf32>, %[[B:.*]]: memref<3x4xf32>, %[[C:.*]]: memref<4xf32>, %[[D:.*]]: memref<1x4xf32>, %[[Y:.*]]: memref<2x5x4xf32>, %[[Z:.*]]: memref<2x5x4xf32>)
+// CHECK-NEXT: kernel.launch "graph.matmul"(%[[A]], %[[B]], %[[C]]) -> (%[[Y]]) {backend = "dnnl", options = {rhs_perm = array<i64: 1, 0>}}
+// CHECK-NEXT: kernel.launch "graph.matmul"(%[[A]], %[[B]], %[[D]]) -> (%[[Z]]) {backend = "dnnl", options = {post_relu = true}}
+// CHECK-NEXT: return
+func.func @matmul_bias_relu(%a: memref<2x5x3xf32>, %b: memref<3x4xf32>, %c: memref<4xf32>, %d: memref<1x4xf32>, %y: memref<2x5x4xf32>, %z: memref<2x5x4xf32>) {
+  %m = kernel.alloc : memref<2x5x4xf32>
+  kernel.launch "graph.matmul"(%a, %b) -> (%m) {backend = "dnnl", options = {rhs_perm = array<i64: 1, 0>}} : (memref<2x5x3xf32>, memref<3x4xf32>) -> memref<2x5x4xf32>
+  kernel.launch "graph.add"(%c, %m) -> (%y) {backend = "generated", options = {}} : (memref<4xf32>, memref<2x5x4xf32>) -> memref<2x5x4xf32>
+  %n = kernel.alloc : memref<2x5x4xf32>
+  kernel.launch "graph.matmul"(%a, %b) -> (%n) {backend = "dnnl", options = {}} : (memref<2x5x3xf32>, memref<3x4xf32>) -> memref<2x5x4xf32>
+  %s = kernel.alloc : memref<2x5x4xf32>
+  kernel.launch "graph.add"(%n, %d) -> (%s) {backend = "generated", options = {}} : (memref<2x5x4xf32>, memref<1x4xf32>) -> memref<2x5x4xf32>
+  kernel.launch "graph.relu"(%s) -> (%z) {backend = "generated", options = {}} : (memref<2x5x4xf32>) -> memref<2x5x4xf32>
+  return
+}
+
+// Not a bias: a full-shape addend, an addend along another dim, a product
+// read elsewhere.
+// CHECK-LABEL: func.func @not_bias
+// CHECK-COUNT-3: kernel.launch "graph.add"
+func.func @not_bias(%a: memref<2x5x3xf32>, %b: memref<3x4xf32>, %c: memref<4xf32>, %e: memref<2x5x4xf32>, %f: memref<5x1xf32>, %y: memref<2x5x4xf32>, %z: memref<2x5x4xf32>, %w: memref<2x5x4xf32>, %s: memref<2x5x4xf32>) {
+  %m = kernel.alloc : memref<2x5x4xf32>
+  kernel.launch "graph.matmul"(%a, %b) -> (%m) {backend = "dnnl", options = {}} : (memref<2x5x3xf32>, memref<3x4xf32>) -> memref<2x5x4xf32>
+  kernel.launch "graph.add"(%m, %e) -> (%y) {backend = "generated", options = {}} : (memref<2x5x4xf32>, memref<2x5x4xf32>) -> memref<2x5x4xf32>
+  %n = kernel.alloc : memref<2x5x4xf32>
+  kernel.launch "graph.matmul"(%a, %b) -> (%n) {backend = "dnnl", options = {}} : (memref<2x5x3xf32>, memref<3x4xf32>) -> memref<2x5x4xf32>
+  kernel.launch "graph.add"(%n, %f) -> (%z) {backend = "generated", options = {}} : (memref<2x5x4xf32>, memref<5x1xf32>) -> memref<2x5x4xf32>
+  %p = kernel.alloc : memref<2x5x4xf32>
+  kernel.launch "graph.matmul"(%a, %b) -> (%p) {backend = "dnnl", options = {}} : (memref<2x5x3xf32>, memref<3x4xf32>) -> memref<2x5x4xf32>
+  kernel.launch "graph.add"(%p, %c) -> (%w) {backend = "generated", options = {}} : (memref<2x5x4xf32>, memref<4xf32>) -> memref<2x5x4xf32>
+  kernel.launch "runtime.copy"(%p) -> (%s) {backend = "generated", options = {}} : (memref<2x5x4xf32>) -> memref<2x5x4xf32>
+  return
+}
