@@ -19,6 +19,8 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(graph::createDropDeadTapsPass());
   // Gradients of adjacent slices (the QKV split) as one concatenation.
   pm.addPass(graph::createMergeSliceGradientsPass());
+  // After autodiff, so that the gradients' divisions go too.
+  pm.addPass(graph::createReciprocalDivisorsPass());
   pm.addPass(mlir::createCSEPass());
   // After CSE, which would merge the copies back.
   pm.addPass(graph::createRematElementwisePass());

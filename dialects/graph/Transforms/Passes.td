@@ -89,6 +89,23 @@ def DropDeadTapsPass : Pass<"trainc-drop-dead-taps", "mlir::ModuleOp"> {
   let dependentDialects = ["::trainc::graph::GraphDialect"];
 }
 
+def ReciprocalDivisorsPass
+    : Pass<"trainc-reciprocal-divisors", "mlir::ModuleOp"> {
+  let summary = "Float divisions by a constant become multiplications";
+  let description = [{
+    `div(x, c)` with `c` a float `graph.constant` (one value, any shape
+    that broadcasts) becomes `mul(x, 1/c)`, the reciprocal rounded once to
+    the element type, when that is a normal number. A vector division
+    costs several multiplications: exported GELUs divide by sqrt(2),
+    attention divides its queries by sqrt(d), and their gradients divide
+    again. The product is within about 1 ulp of the quotient, and exact
+    when the reciprocal is (a power of two); XLA's algebraic simplifier
+    does the same, and PyTorch's GELU kernel multiplies by `M_SQRT1_2`.
+    Integer divisions are left alone.
+  }];
+  let dependentDialects = ["::trainc::graph::GraphDialect"];
+}
+
 def MergeSliceGradientsPass
     : Pass<"trainc-merge-slice-gradients", "mlir::ModuleOp"> {
   let summary = "Sums of gradients of adjacent slices become concatenations";
