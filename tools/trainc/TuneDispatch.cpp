@@ -44,7 +44,9 @@ namespace {
 /// Part of every cache key: bump it when the runtime changes how a
 /// library kernel runs, so that times measured before are not reused.
 /// 2: oneDNN matmuls of a shared rhs run as one 2-D product.
-constexpr int kTimingRevision = 2;
+/// 3: OpenBLAS's idle workers are stopped (times of the first launch timed
+///    in a process could be 18x too slow while they spun).
+constexpr int kTimingRevision = 3;
 
 /// The library backends a launch may be timed on.
 constexpr const char *kCandidates[] = {"dnnl", "openblas"};

@@ -1,7 +1,8 @@
 //===- Blas.h - GEMM helpers of the openblas backend ----------*- C++ -*-===//
 //
-// Threads: OpenBLAS is kept at one thread (Debian's default build has its
-// own pthread pool, which would fight libgomp's), and the kernels run
+// Threads: OpenBLAS is kept at one thread and its idle workers are stopped
+// (Debian's default build has its own pthread pool, which would fight
+// libgomp's; see blas::prepare), and the kernels run
 // independent GEMMs in an OpenMP loop. How work is cut into GEMM calls
 // depends only on the shapes, never on the thread count, so every call
 // sees the same operands on any number of threads and the results are

@@ -13,6 +13,9 @@
 
 extern "C" void openblas_set_num_threads(int);
 extern "C" int openblas_get_num_threads(void);
+// Stops OpenBLAS's worker threads (pthreads builds; weak: other builds may
+// not have it). Calls on one thread do not start them again.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 
 namespace trainc::rt {
 
@@ -43,6 +46,18 @@ bool prepare(const Launch &launch, std::initializer_list<int64_t> sizes,
   // threads since (OpenBLAS's setting is process-wide).
   if (openblas_get_num_threads() != 1)
     openblas_set_num_threads(1);
+  // OpenBLAS's pthreads build starts a worker per core when it loads, and
+  // a worker spins (sched_yield) for ~0.1 s after its start and after each
+  // threaded call: on 2 cores that stalls the OpenMP barriers of oneDNN and
+  // of the generated kernels by scheduler ticks (--tune timed the first
+  // launch it measured at 8 ms instead of 0.45 in 4 of 13 compiles). On
+  // one thread the workers are never needed: stop them once.
+  static bool stopped = [] {
+    if (blas_thread_shutdown_)
+      blas_thread_shutdown_();
+    return true;
+  }();
+  (void)stopped;
   return true;
 }
 
