@@ -27,11 +27,13 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 }
 
 void buildDispatchPipeline(mlir::OpPassManager &pm,
-                           llvm::ArrayRef<std::string> dispatchOverrides) {
+                           llvm::ArrayRef<std::string> dispatchOverrides,
+                           int64_t vectorLanes) {
   pm.addPass(mlir::createInlinerPass());
   pm.addPass(kernel::createLowerToKernelPass());
   kernel::DispatchPassOptions dispatch;
   dispatch.overrides = llvm::to_vector(dispatchOverrides);
+  dispatch.vectorLanes = vectorLanes;
   pm.addPass(kernel::createDispatchPass(dispatch));
   // Before --tune, so that it times the products as they will run. oneDNN
   // and OpenBLAS read the same permutations, so tuning may move a launch
@@ -42,7 +44,7 @@ void buildDispatchPipeline(mlir::OpPassManager &pm,
 void buildKernelPipeline(mlir::OpPassManager &pm,
                          llvm::ArrayRef<std::string> dispatchOverrides,
                          int64_t vectorLanes) {
-  buildDispatchPipeline(pm, dispatchOverrides);
+  buildDispatchPipeline(pm, dispatchOverrides, vectorLanes);
   buildKernelLoweringPipeline(pm, vectorLanes);
 }
 

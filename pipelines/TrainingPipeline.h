@@ -35,7 +35,8 @@ void buildKernelPipeline(mlir::OpPassManager &pm,
 /// the transposes folded into library products, which reads the same on
 /// either library), and everything after it.
 void buildDispatchPipeline(mlir::OpPassManager &pm,
-                           llvm::ArrayRef<std::string> dispatchOverrides);
+                           llvm::ArrayRef<std::string> dispatchOverrides,
+                           int64_t vectorLanes);
 void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes);
 
 /// Registers `--trainc-train` (for trainc-opt).

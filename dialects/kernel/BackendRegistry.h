@@ -18,6 +18,15 @@
 
 namespace trainc::kernel {
 
+/// Module attribute (i64) that --trainc-dispatch sets: f32 lanes of the
+/// target's vectors, which some rules depend on.
+inline constexpr llvm::StringLiteral kVectorLanesAttrName =
+    "kernel.vector_lanes";
+
+/// The target's f32 vector lanes recorded on `launch`'s module (16, the
+/// AVX-512 default, when none is).
+int64_t targetVectorLanes(LaunchOp launch);
+
 struct BackendRule {
   /// The graph op the rule is for, or "*" for every kernel.
   llvm::StringLiteral kernel;

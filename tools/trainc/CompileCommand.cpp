@@ -294,7 +294,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
   mlir::PassManager pm(&context);
   buildTrainingPipeline(pm, options.training);
   if (tune)
-    buildDispatchPipeline(pm, options.dispatch);
+    buildDispatchPipeline(pm, options.dispatch, *vectorLanes);
   else if (options.emit != "train-graph")
     buildKernelPipeline(pm, options.dispatch, *vectorLanes);
   if (mlir::failed(pm.run(module)) || failed) {

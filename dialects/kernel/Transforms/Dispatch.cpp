@@ -33,6 +33,9 @@ struct DispatchPass : trainc::kernel::impl::DispatchPassBase<DispatchPass> {
         kernel = "graph." + kernel;
       requested[kernel] = entry.substr(equal + 1);
     }
+    getOperation()->setAttr(
+        kVectorLanesAttrName,
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), vectorLanes));
     llvm::StringSet<> used;
     WalkResult result = getOperation().walk([&](LaunchOp launch) {
       auto it = requested.find(launch.getKernel());

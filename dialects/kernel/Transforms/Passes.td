@@ -125,11 +125,18 @@ def DispatchPass : Pass<"trainc-dispatch", "mlir::ModuleOp"> {
     saying why). `*=BACKEND` chooses BACKEND for every launch it can run and
     leaves the others to the registry (how the differential tests force one
     backend on every op it accepts).
+
+    Some rules depend on the target: the pass records `vector-lanes` (f32
+    lanes of the target's vectors, 16 with AVX-512, 8 with AVX2) on the
+    module as `kernel.vector_lanes`, where the registry and `--tune` read
+    it.
   }];
   let options = [
     ListOption<"overrides", "overrides", "std::string",
                "KERNEL=BACKEND choices, e.g. graph.conv=reference, or "
                "*=BACKEND wherever BACKEND can run">,
+    Option<"vectorLanes", "vector-lanes", "int64_t", "16",
+           "f32 lanes of the target's vectors (16 with AVX-512, 8 with AVX2)">,
   ];
 }
 

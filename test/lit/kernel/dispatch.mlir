@@ -7,6 +7,7 @@
 // kernels for the rest; overrides (KERNEL=BACKEND, and *=BACKEND wherever BACKEND can
 // run), and overrides that cannot be honoured.
 // RUN: trainc-opt %s --trainc-dispatch -split-input-file | FileCheck %s
+// RUN: trainc-opt %s --trainc-dispatch="vector-lanes=8" -split-input-file | FileCheck %s --check-prefix=AVX2
 // RUN: trainc-opt %s --trainc-dispatch="overrides=gemm=reference" -split-input-file | FileCheck %s --check-prefix=FORCED
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=gemm=generated" -split-input-file 2>&1 | FileCheck %s --check-prefix=LOOPS
 // RUN: not trainc-opt %s --trainc-dispatch="overrides=graph.gemm=cudnn" -split-input-file 2>&1 | FileCheck %s --check-prefix=UNKNOWN
@@ -115,19 +116,31 @@ func.func @conv(%x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3
 // -----
 
 // Convolutions over output planes of at most 4 positions: OpenBLAS (one
-// GEMM over all images) for the weight gradient of windows wider than one
-// tap, and for the forward and input gradient only where some tap reads
-// only padding (1x1 with a 3x3 window and padding 1); oneDNN where every
-// tap reads the input (2x2), for 1x1 windows and for larger planes (3x3).
+// GEMM over all images) for the forward and input gradient only where
+// some tap reads only padding (1x1 with a 3x3 window and padding 1), and,
+// on targets without AVX-512, for the weight gradient of windows wider
+// than one tap; oneDNN where every tap reads the input (2x2), for 1x1
+// windows and for larger planes (3x3). The module records the lanes.
+// CHECK: module attributes {kernel.vector_lanes = 16 : i64}
 // CHECK-LABEL: func.func @small_plane_conv
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "openblas"
 // CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "openblas"
-// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "openblas"
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
 // CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "dnnl"
-// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "openblas"
 // CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
 // CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
+// AVX2: module attributes {kernel.vector_lanes = 8 : i64}
+// AVX2-LABEL: func.func @small_plane_conv
+// AVX2: kernel.launch "graph.conv"{{.*}}backend = "openblas"
+// AVX2: kernel.launch "graph.conv_backward_input"{{.*}}backend = "openblas"
+// AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "openblas"
+// AVX2: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
+// AVX2: kernel.launch "graph.conv_backward_input"{{.*}}backend = "dnnl"
+// AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "openblas"
+// AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
+// AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
 func.func @small_plane_conv(%x1: memref<4x8x1x1xf32>, %w: memref<8x8x3x3xf32>, %y1: memref<4x8x1x1xf32>, %dx1: memref<4x8x1x1xf32>, %dw: memref<8x8x3x3xf32>, %x2: memref<4x8x2x2xf32>, %y2: memref<4x8x2x2xf32>, %dx2: memref<4x8x2x2xf32>, %dw2: memref<8x8x3x3xf32>, %w1: memref<8x8x1x1xf32>, %dw1: memref<8x8x1x1xf32>, %x3: memref<4x8x3x3xf32>, %dw3: memref<8x8x3x3xf32>) {
   kernel.launch "graph.conv"(%x1, %w) -> (%y1) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<4x8x1x1xf32>, memref<8x8x3x3xf32>) -> memref<4x8x1x1xf32>
   kernel.launch "graph.conv_backward_input"(%y1, %w) -> (%dx1) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, input_shape = array<i64: 4, 8, 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<4x8x1x1xf32>, memref<8x8x3x3xf32>) -> memref<4x8x1x1xf32>
