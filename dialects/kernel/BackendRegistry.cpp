@@ -240,8 +240,8 @@ static bool smallPlane(const std::optional<ConvPlane> &conv,
 
 int64_t targetVectorLanes(LaunchOp launch) {
   auto module = launch->getParentOfType<ModuleOp>();
-  auto lanes =
-      module ? module->getAttrOfType<IntegerAttr>(kVectorLanesAttrName) : nullptr;
+  auto lanes = module ? module->getAttrOfType<IntegerAttr>(kVectorLanesAttrName)
+                      : nullptr;
   return lanes ? lanes.getInt() : 16;
 }
 

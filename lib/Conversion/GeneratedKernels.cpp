@@ -432,8 +432,9 @@ LogicalResult buildSoftmax(KernelBuilder &kb, bool logarithm) {
               return {math::ExpOp::create(
                   b, loc, arith::SubFOp::create(b, loc, x[0], x[1]))};
             });
-    Operand sum{kb.scratch(space.shape(rowId), kb.inputType(0).getElementType()),
-                rowId};
+    Operand sum{
+        kb.scratch(space.shape(rowId), kb.inputType(0).getElementType()),
+        rowId};
     kb.fill(space, sum, 0.0);
     kb.nest(space, output, sum, space.reduction,
             [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {

@@ -119,18 +119,18 @@ TEST_CASE("dnnl matmul adds a bias given as a third input", "[neural]") {
     bool rhsTransposed;
   };
   for (const Case &c : std::vector<Case>{{{5, 7}, {7, 3}, {3}, false},
-                                          {{4, 5, 7}, {7, 6}, {1, 6}, false},
-                                          {{2, 5, 7}, {2, 7, 3}, {3}, false},
-                                          {{6, 5, 7}, {3, 7}, {3}, true}}) {
+                                         {{4, 5, 7}, {7, 6}, {1, 6}, false},
+                                         {{2, 5, 7}, {2, 7, 3}, {3}, false},
+                                         {{6, 5, 7}, {3, 7}, {3}, true}}) {
     HostTensor lhs = randomTensor(DType::F32, c.lhs);
     HostTensor rhs = randomTensor(DType::F32, c.rhs);
     HostTensor bias = randomTensor(DType::F32, c.bias);
     HostTensor logicalRhs = c.rhsTransposed ? swapLastTwo(rhs) : rhs;
     Shape result = c.lhs;
     result.back() = logicalRhs.shape.back();
-    RuntimeRun expected = runKernel(
-        {"graph.matmul", {lhs, logicalRhs}, {{DType::F32, result}}},
-        "reference");
+    RuntimeRun expected =
+        runKernel({"graph.matmul", {lhs, logicalRhs}, {{DType::F32, result}}},
+                  "reference");
     REQUIRE(expected.ok);
     HostTensor withBias = expected.outputs[0];
     int64_t n = result.back();

@@ -57,11 +57,12 @@ Value biasOf(LaunchOp add, Value product) {
   if (add.getInputs().size() != 2 || add.getOutputs().size() != 1 ||
       add.getOutputs()[0].getType() != product.getType())
     return {};
-  Value bias = add.getInputs()[0] == product ? add.getInputs()[1]
-                                             : add.getInputs()[0];
+  Value bias =
+      add.getInputs()[0] == product ? add.getInputs()[1] : add.getInputs()[0];
   auto productType = cast<MemRefType>(product.getType());
   auto biasType = cast<MemRefType>(bias.getType());
-  if (bias == product || biasType.getElementType() != productType.getElementType() ||
+  if (bias == product ||
+      biasType.getElementType() != productType.getElementType() ||
       biasType.getRank() < 1 || biasType.getRank() > productType.getRank() ||
       biasType.getShape().back() != productType.getShape().back())
     return {};
