@@ -281,10 +281,12 @@ LogicalResult ReduceMaxOp::buildGradients(OpBuilder &builder, ValueRange grads,
 LogicalResult SoftmaxOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                         SmallVectorImpl<Value> &out) {
   GradientBuilder b(builder, getLoc());
-  Value y = getOutput(), gy = b.mul(grads[0], y);
+  Value y = getOutput(), g = grads[0];
   int64_t axis = getAxis();
-  // dx = y * (g - sum(g * y))
-  return unaryGradient(out, b.sub(gy, b.mul(y, b.reduceSum(gy, {axis}, true))));
+  // dx = y * (g - sum(g * y)), as PyTorch computes it: g * y is read only
+  // by the sum, which --trainc-fuse-elementwise computes in one pass.
+  Value sum = b.reduceSum(b.mul(g, y), {axis}, true);
+  return unaryGradient(out, b.mul(y, b.sub(g, sum)));
 }
 
 LogicalResult LogSoftmaxOp::buildGradients(OpBuilder &builder, ValueRange grads,

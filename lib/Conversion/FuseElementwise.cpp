@@ -128,7 +128,7 @@ struct FuseElementwisePass
   kernel::LaunchOp tryFuse(kernel::LaunchOp consumer, SymbolTable &symbols) {
     loop::NestOp consumerNest = elementwiseNest(consumer, symbols);
     if (!consumerNest)
-      return {};
+      return fuseIntoReader(consumer, symbols);
     for (Value buffer : consumer.getInputs()) {
       if (!buffer.getDefiningOp<kernel::AllocOp>())
         continue;
@@ -359,6 +359,206 @@ struct FuseElementwisePass
     for (Value intermediate : intermediates)
       if (intermediate.use_empty())
         intermediate.getDefiningOp()->erase();
+    return fused;
+  }
+
+  /// A consumer of several nests (a reduction: fill, then reduce) with an
+  /// input written by an elementwise producer that nothing else reads: the
+  /// one nest reading it computes the producer's body first, and the
+  /// intermediate goes. `reduce_sum(g * y)` (softmax's gradient) reads g
+  /// and y once instead of writing g * y and reading it back.
+  kernel::LaunchOp fuseIntoReader(kernel::LaunchOp consumer,
+                                  SymbolTable &symbols) {
+    if (!consumer.getCallee() || !consumer.getScratch().empty())
+      return {};
+    auto function = symbols.lookup<func::FuncOp>(*consumer.getCallee());
+    if (!function || function->hasAttr(loop::kCheckAttrName))
+      return {};
+    for (auto [index, buffer] : llvm::enumerate(consumer.getInputs())) {
+      if (!buffer.getDefiningOp<kernel::AllocOp>() ||
+          llvm::count(consumer->getOperands(), buffer) != 1)
+        continue;
+      kernel::LaunchOp producer = writerOf(buffer);
+      if (!producer || !producer->isBeforeInBlock(consumer) ||
+          producer.getOutputs().size() != 1 ||
+          readElsewhere(buffer, producer, consumer) ||
+          writtenBetween(producer.getInputs(), producer, consumer))
+        continue;
+      loop::NestOp producerNest = elementwiseNest(producer, symbols);
+      if (!producerNest)
+        continue;
+      if (kernel::LaunchOp fused = fuseInto(producer, producerNest, consumer,
+                                            function, index, symbols))
+        return fused;
+    }
+    return {};
+  }
+
+  /// fuseIntoReader for input `index` of `consumer` (kernel `function`).
+  kernel::LaunchOp fuseInto(kernel::LaunchOp producer,
+                            loop::NestOp producerNest,
+                            kernel::LaunchOp consumer, func::FuncOp function,
+                            unsigned index, SymbolTable &symbols) {
+    BlockArgument intermediate = function.getArgument(index);
+    // The one nest that reads the intermediate, as an input indexed by its
+    // whole domain.
+    loop::NestOp reader;
+    unsigned readAs = 0;
+    for (loop::NestOp nest : function.getBody().getOps<loop::NestOp>()) {
+      auto operands = llvm::to_vector(nest->getOperands());
+      if (!llvm::is_contained(operands, Value(intermediate)))
+        continue;
+      auto inputs = llvm::to_vector(nest.getInputs());
+      auto at = llvm::find(inputs, Value(intermediate));
+      if (reader || at == inputs.end() ||
+          llvm::count(operands, Value(intermediate)) != 1)
+        return {};
+      reader = nest;
+      readAs = at - inputs.begin();
+    }
+    if (!reader ||
+        !cast<AffineMapAttr>(reader.getIndexingMaps()[readAs])
+             .getValue()
+             .isIdentity() ||
+        !cast<AffineMapAttr>(
+             producerNest.getIndexingMaps()[producerNest.getInputs().size()])
+             .getValue()
+             .isIdentity())
+      return {};
+    ArrayRef<int64_t> domain = reader.getDomain();
+    bool sameDomain = producerNest.getDomain() == domain;
+    if (points(producerNest.getDomain()) != points(domain) ||
+        (!sameDomain && !isReshapable(producerNest)))
+      return {};
+
+    // The kernel's arguments: the consumer's, the intermediate replaced by
+    // the producer's inputs viewed in the reading nest's domain.
+    MLIRContext *context = &getContext();
+    SmallVector<FusedOperand> producerOperands;
+    for (auto [i, buffer] : llvm::enumerate(producer.getInputs())) {
+      auto type = cast<MemRefType>(producerNest->getOperand(i).getType());
+      AffineMap map =
+          cast<AffineMapAttr>(producerNest.getIndexingMaps()[i]).getValue();
+      if (sameDomain)
+        producerOperands.push_back({buffer, type, map});
+      else if (map.getNumResults() == 0)
+        producerOperands.push_back(
+            {buffer, type, AffineMap::get(domain.size(), 0, context)});
+      else
+        producerOperands.push_back(
+            {buffer, MemRefType::get(domain, type.getElementType()),
+             AffineMap::getMultiDimIdentityMap(domain.size(), context)});
+    }
+    SmallVector<Value> launchInputs;
+    SmallVector<Type> argumentTypes;
+    for (auto [i, buffer] : llvm::enumerate(consumer.getInputs())) {
+      if (i == index) {
+        for (const FusedOperand &operand : producerOperands) {
+          launchInputs.push_back(operand.buffer);
+          argumentTypes.push_back(operand.type);
+        }
+        continue;
+      }
+      launchInputs.push_back(buffer);
+      argumentTypes.push_back(function.getArgument(i).getType());
+    }
+    unsigned numInputs = consumer.getInputs().size();
+    for (unsigned i = numInputs; i < function.getNumArguments(); ++i)
+      argumentTypes.push_back(function.getArgument(i).getType());
+
+    OpBuilder b(context);
+    b.setInsertionPointToEnd(getOperation().getBody());
+    Location loc = consumer.getLoc();
+    auto fusedFunction = func::FuncOp::create(
+        b, loc, "generated_fused",
+        FunctionType::get(context, argumentTypes, {}));
+    fusedFunction.setPrivate();
+    fusedFunction->setAttr(loop::kKernelAttrName, UnitAttr::get(context));
+    symbols.insert(fusedFunction);
+    Block *entry = fusedFunction.addEntryBlock();
+    IRMapping arguments;
+    unsigned numProducerInputs = producerOperands.size();
+    for (unsigned i = 0, next = 0; i < function.getNumArguments(); ++i) {
+      if (i == index) {
+        next += numProducerInputs;
+        continue;
+      }
+      arguments.map(function.getArgument(i), entry->getArgument(next++));
+    }
+    ValueRange producerArguments =
+        entry->getArguments().slice(index, numProducerInputs);
+
+    // The nests in order; the reader gets the producer's inputs first and
+    // computes the producer's body before its own.
+    b.setInsertionPointToStart(entry);
+    for (Operation &op : function.getBody().front()) {
+      auto nest = dyn_cast<loop::NestOp>(op);
+      if (nest != reader) {
+        b.clone(op, arguments);
+        continue;
+      }
+      SmallVector<Value> inputs(producerArguments);
+      SmallVector<AffineMap> maps;
+      for (const FusedOperand &operand : producerOperands)
+        maps.push_back(operand.map);
+      auto readerMaps = llvm::to_vector(
+          reader.getIndexingMaps().getAsValueRange<AffineMapAttr>());
+      for (auto [i, input] : llvm::enumerate(reader.getInputs()))
+        if (i != readAs) {
+          inputs.push_back(arguments.lookup(input));
+          maps.push_back(readerMaps[i]);
+        }
+      SmallVector<Value> outputs;
+      for (auto [i, output] : llvm::enumerate(reader.getOutputs())) {
+        outputs.push_back(arguments.lookup(output));
+        maps.push_back(readerMaps[reader.getInputs().size() + i]);
+      }
+      SmallVector<bool> reduction;
+      for (unsigned d = 0; d < domain.size(); ++d)
+        reduction.push_back(reader.isReduction(d));
+      auto fused = loop::NestOp::create(
+          b, loc, inputs, outputs, b.getDenseI64ArrayAttr(domain),
+          b.getAffineMapArrayAttr(maps), reader.getIterators(),
+          loop::defaultSchedule(context, domain, reduction, maps,
+                                outputs.size(), vectorLanes));
+      Block *body = b.createBlock(&fused.getBody());
+      for (Value value : llvm::concat<Value>(inputs, outputs))
+        body->addArgument(
+            cast<MemRefType>(value.getType()).getElementType(), loc);
+      IRMapping mapping;
+      Block &producerBody = producerNest.getBody().front();
+      Block &readerBody = reader.getBody().front();
+      for (unsigned i = 0; i < numProducerInputs; ++i)
+        mapping.map(producerBody.getArgument(i), body->getArgument(i));
+      for (Operation &bodyOp : producerBody.without_terminator())
+        b.clone(bodyOp, mapping);
+      Value produced =
+          mapping.lookupOrDefault(producerBody.getTerminator()->getOperand(0));
+      for (unsigned i = 0, next = numProducerInputs;
+           i < readerBody.getNumArguments(); ++i)
+        mapping.map(readerBody.getArgument(i),
+                    i == readAs ? produced : body->getArgument(next++));
+      for (Operation &bodyOp : readerBody.without_terminator())
+        b.clone(bodyOp, mapping);
+      loop::YieldOp::create(
+          b, loc,
+          llvm::map_to_vector(readerBody.getTerminator()->getOperands(),
+                              [&](Value v) { return mapping.lookupOrDefault(v); }));
+      b.setInsertionPointAfter(fused);
+    }
+
+    b.setInsertionPoint(consumer);
+    auto fused = kernel::LaunchOp::create(
+        b, loc, launchInputs, consumer.getOutputs(),
+        b.getStringAttr(fusedName(producer.getKernel(), consumer.getKernel())),
+        consumer.getOptions());
+    fused.setBackend("generated");
+    fused.setCalleeAttr(FlatSymbolRefAttr::get(fusedFunction));
+    Value buffer = producer.getOutputs()[0];
+    consumer.erase();
+    producer.erase();
+    if (buffer.use_empty())
+      buffer.getDefiningOp()->erase();
     return fused;
   }
 

@@ -48,11 +48,18 @@ def FuseElementwisePass : Pass<"trainc-fuse-elementwise", "mlir::ModuleOp"> {
     intermediates identically; when their domains differ in shape (one was
     collapsed further), the fused nest takes the less collapsed domain, and
     the other nest's buffers, all read or written whole (identity maps or
-    scalars), are viewed in it. Not fused: reductions, kernels with several
-    nests or an input check, bodies that read `loop.index`, producers
-    whose inputs are written between the two launches, and producers with
-    an output read by another launch before the consumer (the fused
-    launch, at the consumer's place, would write it too late).
+    scalars), are viewed in it. Not fused: kernels with an input check,
+    bodies that read `loop.index`, producers whose inputs are written
+    between the two launches, and producers with an output read by another
+    launch before the consumer (the fused launch, at the consumer's place,
+    would write it too late).
+
+    A consumer of several nests (a reduction: a fill, then the reducing
+    nest) takes an elementwise producer of one output that nothing else
+    reads: the one nest that reads it, whole, computes the producer's body
+    first, and the other nests stay. Softmax's gradient, `y * (g - sum(g *
+    y))`, reads g and y once for the sum instead of storing `g * y` and
+    reading it back.
   }];
   let options = [
     Option<"vectorLanes", "vector-lanes", "int64_t", "16",

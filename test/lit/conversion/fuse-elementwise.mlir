@@ -113,3 +113,43 @@ func.func @not_fused(%x: memref<16xf32>, %y: memref<16xf32>, %z: memref<f32>) {
   kernel.launch "graph.neg"(%e) -> (%y) {backend = "generated", options = {}} : (memref<16xf32>) -> memref<16xf32>
   return
 }
+
+// -----
+
+// An elementwise producer read only by a reduction (softmax's gradient,
+// sum(g * y) per row): the reducing nest computes the product, the fill
+// stays, and g * y is never stored.
+// CHECK-LABEL: func.func @reduce_of_product
+// CHECK-SAME: (%[[G:.*]]: memref<4x8xf32>, %[[Y:.*]]: memref<4x8xf32>, %[[S:.*]]: memref<4x1xf32>)
+// CHECK-NOT: kernel.alloc
+// CHECK: kernel.launch "fused(mul,reduce_sum)"(%[[G]], %[[Y]]) -> (%[[S]]) {backend = "generated", callee = @[[K:.*]], options = {axes = array<i64: 1>, keepdims = true}}
+// CHECK-NOT: kernel.launch
+// CHECK: func.func private @[[K]](%[[GA:.*]]: memref<4x8xf32>, %[[YA:.*]]: memref<4x8xf32>, %[[SA:.*]]: memref<4xf32>) attributes {loop.kernel}
+// CHECK: loop.nest outs(%[[SA]] : memref<4xf32>)
+// CHECK: arith.constant 0.0
+// CHECK: loop.nest ins(%[[GA]], %[[YA]] : {{.*}}) outs(%[[SA]] : memref<4xf32>) domain = [4, 8]
+// CHECK-SAME: iterators = ["parallel", "reduction"]
+// CHECK: ^bb0(%[[GV:.*]]: f32, %[[YV:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[P:.*]] = arith.mulf %[[GV]], %[[YV]] : f32
+// CHECK: arith.addf %[[ACC]], %[[P]] : f32
+func.func @reduce_of_product(%g: memref<4x8xf32>, %y: memref<4x8xf32>, %s: memref<4x1xf32>) {
+  %gy = kernel.alloc : memref<4x8xf32>
+  kernel.launch "graph.mul"(%g, %y) -> (%gy) {backend = "generated", options = {}} : (memref<4x8xf32>, memref<4x8xf32>) -> memref<4x8xf32>
+  kernel.launch "graph.reduce_sum"(%gy) -> (%s) {backend = "generated", options = {axes = array<i64: 1>, keepdims = true}} : (memref<4x8xf32>) -> memref<4x1xf32>
+  return
+}
+
+// -----
+
+// Not into a reduction: the product is read again later (it would have to
+// be written inside the reducing nest).
+// CHECK-LABEL: func.func @reduce_of_kept_product
+// CHECK: kernel.launch "graph.mul"
+// CHECK: kernel.launch "graph.reduce_sum"
+func.func @reduce_of_kept_product(%g: memref<4x8xf32>, %y: memref<4x8xf32>, %s: memref<4x1xf32>, %c: memref<4x8xf32>) {
+  %gy = kernel.alloc : memref<4x8xf32>
+  kernel.launch "graph.mul"(%g, %y) -> (%gy) {backend = "generated", options = {}} : (memref<4x8xf32>, memref<4x8xf32>) -> memref<4x8xf32>
+  kernel.launch "graph.reduce_sum"(%gy) -> (%s) {backend = "generated", options = {axes = array<i64: 1>, keepdims = true}} : (memref<4x8xf32>) -> memref<4x1xf32>
+  kernel.launch "runtime.copy"(%gy) -> (%c) {backend = "generated", options = {}} : (memref<4x8xf32>) -> memref<4x8xf32>
+  return
+}
