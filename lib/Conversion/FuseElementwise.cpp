@@ -469,9 +469,9 @@ struct FuseElementwisePass
     OpBuilder b(context);
     b.setInsertionPointToEnd(getOperation().getBody());
     Location loc = consumer.getLoc();
-    auto fusedFunction = func::FuncOp::create(
-        b, loc, "generated_fused",
-        FunctionType::get(context, argumentTypes, {}));
+    auto fusedFunction =
+        func::FuncOp::create(b, loc, "generated_fused",
+                             FunctionType::get(context, argumentTypes, {}));
     fusedFunction.setPrivate();
     fusedFunction->setAttr(loop::kKernelAttrName, UnitAttr::get(context));
     symbols.insert(fusedFunction);
@@ -523,8 +523,8 @@ struct FuseElementwisePass
                                 outputs.size(), vectorLanes));
       Block *body = b.createBlock(&fused.getBody());
       for (Value value : llvm::concat<Value>(inputs, outputs))
-        body->addArgument(
-            cast<MemRefType>(value.getType()).getElementType(), loc);
+        body->addArgument(cast<MemRefType>(value.getType()).getElementType(),
+                          loc);
       IRMapping mapping;
       Block &producerBody = producerNest.getBody().front();
       Block &readerBody = reader.getBody().front();
@@ -542,8 +542,9 @@ struct FuseElementwisePass
         b.clone(bodyOp, mapping);
       loop::YieldOp::create(
           b, loc,
-          llvm::map_to_vector(readerBody.getTerminator()->getOperands(),
-                              [&](Value v) { return mapping.lookupOrDefault(v); }));
+          llvm::map_to_vector(
+              readerBody.getTerminator()->getOperands(),
+              [&](Value v) { return mapping.lookupOrDefault(v); }));
       b.setInsertionPointAfter(fused);
     }
 
