@@ -91,6 +91,33 @@ struct FusedOperand {
   AffineMap map;
 };
 
+/// Operand `i` of `nest`, the launch's `buffer`, as a nest over `domain`
+/// sees it: unchanged if `domain` is the nest's own, else a scalar (the
+/// same at every point) or the whole buffer viewed in `domain` (the nest
+/// must be reshapable).
+FusedOperand operandIn(loop::NestOp nest, unsigned i, Value buffer,
+                       ArrayRef<int64_t> domain, bool ownDomain) {
+  MLIRContext *context = nest.getContext();
+  auto type = cast<MemRefType>(nest->getOperand(i).getType());
+  AffineMap map = cast<AffineMapAttr>(nest.getIndexingMaps()[i]).getValue();
+  if (ownDomain)
+    return {buffer, type, map};
+  if (map.getNumResults() == 0)
+    return {buffer, type, AffineMap::get(domain.size(), 0, context)};
+  return {buffer, MemRefType::get(domain, type.getElementType()),
+          AffineMap::getMultiDimIdentityMap(domain.size(), context)};
+}
+
+/// Clones the ops of a nest body `block` at `b`, its arguments bound in
+/// `mapping`, and returns the values it yields.
+SmallVector<Value> inlineBody(OpBuilder &b, Block &block, IRMapping &mapping) {
+  for (Operation &op : block.without_terminator())
+    b.clone(op, mapping);
+  return llvm::map_to_vector(
+      block.getTerminator()->getOperands(),
+      [&](Value v) { return mapping.lookupOrDefault(v); });
+}
+
 struct FuseElementwisePass
     : trainc::conversion::impl::FuseElementwisePassBase<FuseElementwisePass> {
   using Base::Base;
@@ -227,7 +254,6 @@ struct FuseElementwisePass
       return {};
     ArrayRef<int64_t> domain = useProducerDomain ? producerDomain : consumerDomain;
     MLIRContext *context = &getContext();
-    AffineMap identity = AffineMap::getMultiDimIdentityMap(domain.size(), context);
 
     // Operands: the producer's inputs, the consumer's other inputs, the
     // producer's outputs other launches read, the consumer's outputs. A
@@ -235,17 +261,7 @@ struct FuseElementwisePass
     // domain.
     auto operandOf = [&](loop::NestOp nest, bool ownDomain, unsigned i,
                          Value buffer) {
-      auto argumentType =
-          cast<MemRefType>(nest->getOperand(i).getType());
-      AffineMap map = cast<AffineMapAttr>(nest.getIndexingMaps()[i]).getValue();
-      if (ownDomain)
-        return FusedOperand{buffer, argumentType, map};
-      if (map.getNumResults() == 0) // a scalar, the same at every point
-        return FusedOperand{buffer, argumentType,
-                            AffineMap::get(domain.size(), 0, context)};
-      return FusedOperand{
-          buffer, MemRefType::get(domain, argumentType.getElementType()),
-          identity};
+      return operandIn(nest, i, buffer, domain, ownDomain);
     };
     bool producerOwn = sameDomain || useProducerDomain;
     bool consumerOwn = sameDomain || !useProducerDomain;
@@ -322,22 +338,15 @@ struct FuseElementwisePass
     for (unsigned i = 0; i < producerInputs; ++i)
       mapping.map(producerBody.getArgument(i),
                   body->getArgument(slots[next++]));
-    for (Operation &op : producerBody.without_terminator())
-      b.clone(op, mapping);
-    auto producedValues = llvm::map_to_vector(
-        producerBody.getTerminator()->getOperands(),
-        [&](Value v) { return mapping.lookupOrDefault(v); });
+    SmallVector<Value> producedValues = inlineBody(b, producerBody, mapping);
     for (unsigned i = 0; i < consumerNest.getInputs().size(); ++i)
       mapping.map(consumerBody.getArgument(i),
                   producedAs(i) >= 0 ? producedValues[producedAs(i)]
                                      : body->getArgument(slots[next++]));
-    for (Operation &op : consumerBody.without_terminator())
-      b.clone(op, mapping);
     SmallVector<Value> results;
     for (unsigned i : kept)
       results.push_back(producedValues[i]);
-    for (Value v : consumerBody.getTerminator()->getOperands())
-      results.push_back(mapping.lookupOrDefault(v));
+    llvm::append_range(results, inlineBody(b, consumerBody, mapping));
     loop::YieldOp::create(b, loc, results);
 
     // The launch that calls it replaces both.
@@ -435,20 +444,9 @@ struct FuseElementwisePass
     // the producer's inputs viewed in the reading nest's domain.
     MLIRContext *context = &getContext();
     SmallVector<FusedOperand> producerOperands;
-    for (auto [i, buffer] : llvm::enumerate(producer.getInputs())) {
-      auto type = cast<MemRefType>(producerNest->getOperand(i).getType());
-      AffineMap map =
-          cast<AffineMapAttr>(producerNest.getIndexingMaps()[i]).getValue();
-      if (sameDomain)
-        producerOperands.push_back({buffer, type, map});
-      else if (map.getNumResults() == 0)
-        producerOperands.push_back(
-            {buffer, type, AffineMap::get(domain.size(), 0, context)});
-      else
-        producerOperands.push_back(
-            {buffer, MemRefType::get(domain, type.getElementType()),
-             AffineMap::getMultiDimIdentityMap(domain.size(), context)});
-    }
+    for (auto [i, buffer] : llvm::enumerate(producer.getInputs()))
+      producerOperands.push_back(
+          operandIn(producerNest, i, buffer, domain, sameDomain));
     SmallVector<Value> launchInputs;
     SmallVector<Type> argumentTypes;
     for (auto [i, buffer] : llvm::enumerate(consumer.getInputs())) {
@@ -530,21 +528,12 @@ struct FuseElementwisePass
       Block &readerBody = reader.getBody().front();
       for (unsigned i = 0; i < numProducerInputs; ++i)
         mapping.map(producerBody.getArgument(i), body->getArgument(i));
-      for (Operation &bodyOp : producerBody.without_terminator())
-        b.clone(bodyOp, mapping);
-      Value produced =
-          mapping.lookupOrDefault(producerBody.getTerminator()->getOperand(0));
+      Value produced = inlineBody(b, producerBody, mapping)[0];
       for (unsigned i = 0, next = numProducerInputs;
            i < readerBody.getNumArguments(); ++i)
         mapping.map(readerBody.getArgument(i),
                     i == readAs ? produced : body->getArgument(next++));
-      for (Operation &bodyOp : readerBody.without_terminator())
-        b.clone(bodyOp, mapping);
-      loop::YieldOp::create(
-          b, loc,
-          llvm::map_to_vector(
-              readerBody.getTerminator()->getOperands(),
-              [&](Value v) { return mapping.lookupOrDefault(v); }));
+      loop::YieldOp::create(b, loc, inlineBody(b, readerBody, mapping));
       b.setInsertionPointAfter(fused);
     }
 

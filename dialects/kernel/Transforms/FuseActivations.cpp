@@ -77,16 +77,18 @@ struct FuseActivationsPass
   using Base::Base;
 
   void runOnOperation() override {
+    SmallVector<LaunchOp> adds, relus;
+    getOperation().walk([&](LaunchOp launch) {
+      if (launch.getKernel() == "graph.add")
+        adds.push_back(launch);
+      else if (launch.getKernel() == "graph.relu")
+        relus.push_back(launch);
+    });
     // Bias adds first: oneDNN adds the bias before its post-ops.
-    for (StringRef kernel : {"graph.add", "graph.relu"}) {
-      SmallVector<LaunchOp> launches;
-      getOperation().walk([&](LaunchOp launch) {
-        if (launch.getKernel() == kernel)
-          launches.push_back(launch);
-      });
-      for (LaunchOp launch : launches)
-        kernel == "graph.add" ? fuseBias(launch) : fuseRelu(launch);
-    }
+    for (LaunchOp add : adds)
+      fuseBias(add);
+    for (LaunchOp relu : relus)
+      fuseRelu(relu);
   }
 
   /// The product writes `reader`'s output in its place.
