@@ -17,6 +17,9 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // Convolutions over planes smaller than their padded window read
   // their live taps only (one slice per weight and function, after CSE).
   pm.addPass(graph::createDropDeadTapsPass());
+  // Convolutions left with a kernel as large as their input (the last
+  // stage's, after their dead taps go) as GEMMs.
+  pm.addPass(graph::createConvsAsProductsPass());
   // Gradients of adjacent slices (the QKV split) as one concatenation.
   pm.addPass(graph::createMergeSliceGradientsPass());
   // After autodiff, so that the gradients' divisions go too.
