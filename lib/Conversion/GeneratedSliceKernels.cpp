@@ -77,12 +77,58 @@ LogicalResult buildSlice(KernelBuilder &kb) {
   return success();
 }
 
+namespace {
+/// The gradient of a slice that keeps its leading dims whole and one
+/// position of each trailing dim (a convolution weight's live centre tap)
+/// in one pass: the output as [rows, taps], each row's one live tap taken
+/// from the gradient and the others zero. Fills and then scatters
+/// otherwise, where a strided scatter runs as scalar loops; this writes
+/// every element once, contiguously. Whether it applied.
+bool buildTapGradient(KernelBuilder &kb, ArrayRef<int64_t> part,
+                      ArrayRef<int64_t> full, ArrayRef<int64_t> starts,
+                      ArrayRef<int64_t> steps) {
+  size_t rank = full.size(), split = 0;
+  while (split < rank && part[split] == full[split] && starts[split] == 0 &&
+         steps[split] == 1)
+    ++split;
+  int64_t rows = 1, taps = 1, live = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    if (d < split) {
+      rows *= full[d];
+      continue;
+    }
+    if (part[d] != 1)
+      return false;
+    taps *= full[d];
+    live = live * full[d] + starts[d];
+  }
+  if (taps == 1)
+    return false;
+  MLIRContext *context = kb.builder.getContext();
+  kb.nest({rows, taps}, {false, false}, {kb.input(0, {rows})},
+          {kb.output(0, {rows, taps})},
+          {mapOf(context, 2, {affineDim(context, 0)}),
+           mapOf(context, 2, {affineDim(context, 0), affineDim(context, 1)})},
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value isLive = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::eq,
+                loop::IndexOp::create(b, loc, 1),
+                arith::ConstantIndexOp::create(b, loc, live));
+            return {arith::SelectOp::create(
+                b, loc, isLive, x[0], constant(b, loc, x[0].getType(), 0.0))};
+          });
+  return true;
+}
+} // namespace
+
 LogicalResult buildSliceBackward(KernelBuilder &kb) {
   ArrayRef<int64_t> part = kb.inputType(0).getShape();
   ArrayRef<int64_t> full = kb.outputType(0).getShape();
   SmallVector<int64_t> starts, steps;
   if (failed(sliceGeometry(kb, full, part, starts, steps)))
     return failure();
+  if (buildTapGradient(kb, part, full, starts, steps))
+    return success();
   MLIRContext *context = kb.builder.getContext();
   unsigned rank = part.size();
   Space whole(full);

@@ -96,6 +96,27 @@ TEST_CASE("generated slice and slice_backward move elements exactly",
                       {ints("input_shape", {16, 64, 384}),
                        ints("starts", {0, 0, 256}), ints("ends", {16, 64, 384}),
                        ints("steps", {1, 1, 1})}});
+  // One position of each trailing dim, leading dims whole (a convolution
+  // weight's live centre tap, a corner tap, one column): written in one
+  // pass as [rows, taps].
+  struct TapCase {
+    Shape full, starts, ends;
+  };
+  for (const TapCase &t : {TapCase{{8, 4, 3, 3}, {0, 0, 1, 1}, {8, 4, 2, 2}},
+                           TapCase{{8, 4, 3, 3}, {0, 0, 2, 0}, {8, 4, 3, 1}},
+                           TapCase{{6, 5}, {0, 3}, {6, 4}}}) {
+    INFO("tap gradient into " << formatShape(t.full) << " from "
+                              << formatShape(t.starts));
+    Shape part;
+    for (size_t d = 0; d < t.full.size(); ++d)
+      part.push_back(t.ends[d] - t.starts[d]);
+    checkGeneratedBits(
+        {"graph.slice_backward",
+         {randomTensor(DType::F32, part)},
+         {{DType::F32, t.full}},
+         {ints("input_shape", t.full), ints("starts", t.starts),
+          ints("ends", t.ends), ints("steps", Shape(t.full.size(), 1))}});
+  }
 }
 
 TEST_CASE("generated concat moves elements exactly", "[generated][slice]") {

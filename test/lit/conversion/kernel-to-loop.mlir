@@ -195,3 +195,23 @@ func.func @max_pool_gradient_3x3(%dy: memref<2x3x3x3xf32>, %x: memref<2x3x9x9xf3
   kernel.launch "graph.max_pool_backward"(%dy, %x) -> (%dx) {backend = "generated", options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 3, 3>}} : (memref<2x3x3x3xf32>, memref<2x3x9x9xf32>) -> memref<2x3x9x9xf32>
   return
 }
+
+// -----
+
+// The gradient of a convolution weight's live centre tap: one nest over
+// [rows, taps] writing every element once (the tap at flat position 4 of
+// 3x3 from the gradient, zeros elsewhere), no fill and strided scatter.
+// A slice that also narrows a leading dim keeps fill + scatter.
+// CHECK-LABEL: func.func private @generated_slice_backward(%{{.*}}: memref<32xf32>, %{{.*}}: memref<32x9xf32>)
+// CHECK: loop.nest ins(%{{.*}} : memref<32xf32>) outs(%{{.*}} : memref<32x9xf32>) domain = [32, 9]
+// CHECK: %[[TAP:.*]] = loop.index 1
+// CHECK: %[[LIVE:.*]] = arith.cmpi eq, %[[TAP]], %c4
+// CHECK: arith.select %[[LIVE]]
+// CHECK-NOT: loop.nest
+// CHECK-LABEL: func.func private @generated_slice_backward_0(
+// CHECK-COUNT-2: loop.nest
+func.func @centre_tap_gradient(%g: memref<8x4x1x1xf32>, %dw: memref<8x4x3x3xf32>, %h: memref<4x4x1x1xf32>, %dv: memref<8x4x3x3xf32>) {
+  kernel.launch "graph.slice_backward"(%g) -> (%dw) {backend = "generated", options = {input_shape = array<i64: 8, 4, 3, 3>, starts = array<i64: 0, 0, 1, 1>, ends = array<i64: 8, 4, 2, 2>, steps = array<i64: 1, 1, 1, 1>}} : (memref<8x4x1x1xf32>) -> memref<8x4x3x3xf32>
+  kernel.launch "graph.slice_backward"(%h) -> (%dv) {backend = "generated", options = {input_shape = array<i64: 8, 4, 3, 3>, starts = array<i64: 2, 0, 1, 1>, ends = array<i64: 6, 4, 2, 2>, steps = array<i64: 1, 1, 1, 1>}} : (memref<4x4x1x1xf32>) -> memref<8x4x3x3xf32>
+  return
+}
