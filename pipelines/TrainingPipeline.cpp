@@ -22,6 +22,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   pm.addPass(graph::createConvsAsProductsPass());
   // Gradients of adjacent slices (the QKV split) as one concatenation.
   pm.addPass(graph::createMergeSliceGradientsPass());
+  // ReLU gradient masks after a max pooling's gradient run on the pooled
+  // gradient (before CSE, which merges the pooling it adds with the
+  // forward's).
+  pm.addPass(graph::createMaskPooledGradientsPass());
   // After autodiff, so that the gradients' divisions go too.
   pm.addPass(graph::createReciprocalDivisorsPass());
   pm.addPass(mlir::createCSEPass());

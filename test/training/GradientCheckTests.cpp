@@ -10,10 +10,15 @@
 #include "TrainingTestSupport.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "dialects/graph/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 
 using namespace trainc;
 using namespace trainc::test;
@@ -439,6 +444,76 @@ TEST_CASE("gradients of conv, pooling and normalization match finite "
           "[gradient]") {
   for (const GradientCase &c : neuralCases())
     checkGradients(c);
+}
+
+TEST_CASE("ReLU + max pooling gradients are bit for bit the same with "
+          "their mask on the pooled gradient (mask-pooled-gradients)",
+          "[gradient]") {
+  // Windows that tile the plane (the CNN's) and overlapping padded ones
+  // (ResNet-18's stem); inputs on a coarse grid, so that windows tie and
+  // whole windows are zero after the ReLU.
+  for (std::string pool :
+       {std::string("kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, "
+                    "2>, pads = array<i64: 0, 0, 0, 0>"),
+        std::string("kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, "
+                    "2>, pads = array<i64: 1, 1, 1, 1>")}) {
+    INFO(pool);
+    std::string text =
+        "func.func @forward(" + param("x", "2x3x6x6xf32") +
+        ", %r: tensor<2x3x3x3xf32> {graph.name = \"r\", graph.role = "
+        "\"input\"}) -> tensor<f32> {\n"
+        "  %h = graph.relu %x : tensor<2x3x6x6xf32>\n"
+        "  %y = graph.max_pool %h {" +
+        pool +
+        ", dilations = array<i64: 1, 1>}"
+        " : (tensor<2x3x6x6xf32>) -> tensor<2x3x3x3xf32>\n"
+        "  %t = graph.mul %y, %r : (tensor<2x3x3x3xf32>, tensor<2x3x3x3xf32>)"
+        " -> tensor<2x3x3x3xf32>\n"
+        "  %loss = graph.reduce_sum %t {axes = array<i64: 0, 1, 2, 3>, "
+        "keepdims = false} : (tensor<2x3x3x3xf32>) -> tensor<f32>\n"
+        "  return %loss : tensor<f32>\n}\n";
+    auto context = makeContext();
+    auto module = parseModule(*context, text);
+    buildTrainingGraph(*module, "loss=model");
+    std::mt19937 generator(7);
+    auto gradients = module->lookupSymbol<mlir::func::FuncOp>("gradients");
+    REQUIRE(gradients);
+    std::vector<HostTensor> arguments;
+    for (mlir::Type type : gradients.getArgumentTypes().drop_back(2)) {
+      HostTensor t = randomTensor(type, generator, -2.0, 2.0);
+      for (double &v : t.data)
+        v = std::round(v) / 2; // -1, -0.5, 0, 0.5, 1
+      arguments.push_back(t);
+    }
+    arguments.push_back(scalarI64(0)); // step
+    arguments.push_back(scalarI64(0)); // seed
+    auto before = interpret(gradients, arguments, {});
+    if (!before)
+      FAIL(llvm::toString(before.takeError()));
+
+    mlir::PassManager pm(context.get());
+    pm.addPass(graph::createMaskPooledGradientsPass());
+    pm.addPass(mlir::createCSEPass());
+    REQUIRE(mlir::succeeded(pm.run(*module)));
+    // The mask now runs on the pooled gradient.
+    bool maskedPooled = false;
+    gradients.walk([&](graph::WhereOp where) {
+      maskedPooled |=
+          mlir::cast<mlir::RankedTensorType>(where.getType()).getShape() ==
+          llvm::ArrayRef<int64_t>{2, 3, 3, 3};
+    });
+    CHECK(maskedPooled);
+    auto after = interpret(gradients, arguments, {});
+    if (!after)
+      FAIL(llvm::toString(after.takeError()));
+    REQUIRE(after->size() == before->size());
+    for (size_t i = 0; i < before->size(); ++i)
+      for (size_t j = 0; j < (*before)[i].data.size(); ++j) {
+        double a = (*before)[i].data[j], b = (*after)[i].data[j];
+        INFO("result " << i << " element " << j);
+        CHECK(std::memcmp(&a, &b, sizeof a) == 0);
+      }
+  }
 }
 
 TEST_CASE("gradients of the losses match finite differences", "[gradient]") {

@@ -115,6 +115,31 @@ def ConvsAsProductsPass : Pass<"trainc-convs-as-products", "mlir::ModuleOp"> {
   let dependentDialects = ["::trainc::graph::GraphDialect"];
 }
 
+def MaskPooledGradientsPass
+    : Pass<"trainc-mask-pooled-gradients", "mlir::ModuleOp"> {
+  let summary = "A ReLU's gradient mask after a max pooling's gradient moves before it";
+  let description = [{
+    Autodiff of relu followed by max_pool gives
+    `where(greater(y, 0), max_pool_backward(g, y), 0)` (y the pool's
+    input, the ReLU's output; the mask may read the ReLU's input x, whose
+    sign is y's): the full-size gradient is written by the pooling's
+    gradient and read and written again by the mask. `max_pool_backward`
+    sends each window's gradient to an element whose value is the
+    window's maximum, its pooled value p, so this pass rewrites it, in
+    every function, to
+    `max_pool_backward(where(greater(p, 0), g, 0), y)` with
+    `p = max_pool(y)` (the forward's, once CSE has run): the mask runs on
+    the pooled gradient, a window's size smaller.
+
+    The result is the same, bit for bit, where the forward pooling and its
+    gradient agree on which element is a window's maximum (the
+    interpreter's do, ties and NaNs included). Where a window holds a NaN
+    and the two kernels disagree about it, the element the gradient goes
+    to may differ; those gradients are NaN anyway downstream.
+  }];
+  let dependentDialects = ["::trainc::graph::GraphDialect"];
+}
+
 def ReciprocalDivisorsPass
     : Pass<"trainc-reciprocal-divisors", "mlir::ModuleOp"> {
   let summary = "Float divisions by a constant become multiplications";
