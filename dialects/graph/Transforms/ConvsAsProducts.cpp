@@ -150,12 +150,7 @@ bool rewrite(Operation *op) {
 struct ConvsAsProductsPass
     : trainc::graph::impl::ConvsAsProductsPassBase<ConvsAsProductsPass> {
   void runOnOperation() override {
-    SmallVector<Operation *> candidates;
-    getOperation().walk([&](Operation *op) {
-      if (isa<ConvOp, ConvBackwardInputOp, ConvBackwardWeightOp>(op))
-        candidates.push_back(op);
-    });
-    for (Operation *op : candidates)
+    for (Operation *op : convolutionOps(getOperation()))
       rewrite(op);
   }
 };

@@ -173,12 +173,7 @@ bool dropDeadTaps(Operation *op) {
 struct DropDeadTapsPass
     : trainc::graph::impl::DropDeadTapsPassBase<DropDeadTapsPass> {
   void runOnOperation() override {
-    SmallVector<Operation *> candidates;
-    getOperation().walk([&](Operation *op) {
-      if (isa<ConvOp, ConvBackwardInputOp, ConvBackwardWeightOp>(op))
-        candidates.push_back(op);
-    });
-    for (Operation *op : candidates)
+    for (Operation *op : convolutionOps(getOperation()))
       dropDeadTaps(op);
   }
 };
