@@ -7,4 +7,6 @@ build="${TRAINC_BUILD_DIR:-$root/build}"
 
 "$root/scripts/build.sh"
 cd "$build"
-ctest --output-on-failure -j "$(nproc)" "$@"
+# A test that hangs fails alone after 10 minutes (tests that need longer
+# set their own TIMEOUT), instead of running into CI's limit.
+ctest --output-on-failure -j "$(nproc)" --timeout 600 "$@"

@@ -14,8 +14,14 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
+
 #include <string>
 #include <vector>
+
+namespace llvm {
+class Module;
+} // namespace llvm
 
 namespace trainc {
 
@@ -58,6 +64,24 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
 /// name), which generated kernels are scheduled for: 16 with AVX-512, 8
 /// with AVX, else 4.
 llvm::Expected<int64_t> targetVectorLanes(const std::string &cpu);
+
+/// LLVM's O3 pipeline for CPU `cpu` ("native" or an LLVM CPU name), as
+/// `trainc compile` optimizes a model: the target's cost models decide
+/// unrolling and vectorization. Sets the module's data layout and triple.
+llvm::Error optimizeForCpu(llvm::Module &module, const std::string &cpu);
+
+/// Generated kernels compiled as `trainc compile` compiles them for `cpu`.
+struct KernelObject {
+  std::string object;
+  /// Wall-clock seconds of LLVM's O3 pipeline and of code generation.
+  double optimizeSeconds = 0, codegenSeconds = 0;
+};
+
+/// Lowers `kernels` (functions of loop nests, the loop dialect: they are
+/// rewritten in place), then optimizes and generates an object for `cpu`
+/// exactly as the model library's kernels are.
+llvm::Expected<KernelObject> compileLoopKernels(mlir::ModuleOp kernels,
+                                                const std::string &cpu);
 
 /// The runtime archive for the running executable: PREFIX/LIBDIR/
 /// libtrainc_rt.a when installed, build/lib/libtrainc_rt.a in the build tree.

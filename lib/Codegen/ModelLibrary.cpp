@@ -35,6 +35,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <fstream>
 #include <unistd.h>
 
@@ -112,20 +113,28 @@ llvm::Expected<int64_t> targetVectorLanes(const std::string &cpu) {
 
 namespace {
 
+/// Generates `module`'s object code for `machine` into `stream`.
 llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
-                       const std::string &path) {
+                       llvm::raw_pwrite_stream &stream) {
   module.setDataLayout(machine.createDataLayout());
   module.setTargetTriple(machine.getTargetTriple());
-  std::error_code code;
-  llvm::raw_fd_ostream stream(path, code, llvm::sys::fs::OF_None);
-  if (code)
-    return llvm::createStringError("cannot write '" + path +
-                                   "': " + code.message());
   llvm::legacy::PassManager passes;
   if (machine.addPassesToEmitFile(passes, stream, nullptr,
                                   llvm::CodeGenFileType::ObjectFile))
     return llvm::createStringError("the target cannot emit object files");
   passes.run(module);
+  return llvm::Error::success();
+}
+
+llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
+                       const std::string &path) {
+  std::error_code code;
+  llvm::raw_fd_ostream stream(path, code, llvm::sys::fs::OF_None);
+  if (code)
+    return llvm::createStringError("cannot write '" + path +
+                                   "': " + code.message());
+  if (auto error = emitObject(module, machine, stream))
+    return error;
   stream.flush();
   return llvm::Error::success();
 }
@@ -320,6 +329,44 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
   llvm::sys::fs::remove(object);
   library.header = headerFor(options.modelName, library.manifestJson);
   return library;
+}
+
+llvm::Error optimizeForCpu(llvm::Module &module, const std::string &cpu) {
+  llvm::Expected<Target> target = makeTarget(cpu);
+  if (!target)
+    return target.takeError();
+  module.setDataLayout(target->machine->createDataLayout());
+  module.setTargetTriple(target->machine->getTargetTriple());
+  optimize(module, *target->machine);
+  return llvm::Error::success();
+}
+
+llvm::Expected<KernelObject> compileLoopKernels(mlir::ModuleOp kernels,
+                                                const std::string &cpu) {
+  llvm::Expected<Target> target = makeTarget(cpu);
+  if (!target)
+    return target.takeError();
+  llvm::LLVMContext context;
+  auto module = loop::translateLoopKernels(kernels, context);
+  if (!module)
+    return module.takeError();
+  KernelObject result;
+  auto start = std::chrono::steady_clock::now();
+  (*module)->setDataLayout(target->machine->createDataLayout());
+  (*module)->setTargetTriple(target->machine->getTargetTriple());
+  optimize(**module, *target->machine);
+  auto optimized = std::chrono::steady_clock::now();
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream stream(object);
+  if (auto error = emitObject(**module, *target->machine, stream))
+    return std::move(error);
+  auto emitted = std::chrono::steady_clock::now();
+  result.object.assign(object.begin(), object.end());
+  result.optimizeSeconds =
+      std::chrono::duration<double>(optimized - start).count();
+  result.codegenSeconds =
+      std::chrono::duration<double>(emitted - optimized).count();
+  return result;
 }
 
 } // namespace trainc

@@ -5,9 +5,9 @@
 #include "dialects/loop/LoopOps.h"
 #include "dialects/loop/Transforms/LoopToLLVM.h"
 #include "lib/Conversion/Passes.h"
+#include "trainc/Codegen.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -80,26 +81,88 @@ void callNest(void *address, int64_t begin, int64_t end,
                                b[6], b[7], b[8], b[9], b[10], b[11]);
 }
 
-/// What a generated kernel computed.
+/// The CPU the kernels are scheduled and optimized for before they run on
+/// the host: "native", as `trainc compile` by default, or
+/// $TRAINC_TEST_CPU (say znver3 on an AVX-512 host, to run the AVX2
+/// schedules; code generation stays the host's).
+const std::string &testCpu() {
+  static const std::string cpu = [] {
+    const char *name = std::getenv("TRAINC_TEST_CPU");
+    return std::string(name && *name ? name : "native");
+  }();
+  return cpu;
+}
+
+/// f32 lanes of that CPU's vector registers.
+int64_t hostVectorLanes() {
+  static int64_t lanes = llvm::cantFail(targetVectorLanes(testCpu()));
+  return lanes;
+}
+
+/// The case's launch lowered to loop nests for vectors of `lanes` f32.
+struct LoweredCase {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  kernel::LaunchOp launch;
+  mlir::func::FuncOp kernelFunction;
+};
+
+LoweredCase lowerCase(const OpCase &c, int64_t lanes) {
+  LoweredCase lowered;
+  lowered.module =
+      mlir::parseSourceString<mlir::ModuleOp>(kernelModule(c), &context());
+  REQUIRE(lowered.module);
+  mlir::PassManager pm(&context());
+  conversion::KernelToLoopPassOptions options;
+  options.vectorLanes = lanes;
+  pm.addPass(conversion::createKernelToLoopPass(options));
+  REQUIRE(mlir::succeeded(pm.run(*lowered.module)));
+  lowered.module->walk([&](kernel::LaunchOp op) { lowered.launch = op; });
+  REQUIRE(lowered.launch.getCallee());
+  lowered.kernelFunction = lowered.module->lookupSymbol<mlir::func::FuncOp>(
+      *lowered.launch.getCallee());
+  return lowered;
+}
+
+/// The kernel function alone, as lib/Codegen compiles it.
+mlir::OwningOpRef<mlir::ModuleOp> kernelsOf(LoweredCase &lowered) {
+  auto kernels = mlir::ModuleOp::create(mlir::UnknownLoc::get(&context()));
+  kernels.push_back(lowered.kernelFunction.clone());
+  return kernels;
+}
+
+/// The case's kernel also compiles in seconds for `cpu`, as `trainc
+/// compile --cpu CPU` would compile it (scheduled for that CPU's vectors,
+/// LLVM's O3 and code generation for it). LLVM's x86 instruction selection
+/// without AVX-512 once took minutes on one generated kernel
+/// (docs/PERFORMANCE.md, "Compile time on AVX2").
+void checkCompilesQuickly(const OpCase &c, const std::string &cpu) {
+  LoweredCase lowered = lowerCase(c, llvm::cantFail(targetVectorLanes(cpu)));
+  mlir::OwningOpRef<mlir::ModuleOp> kernels = kernelsOf(lowered);
+  auto object = compileLoopKernels(*kernels, cpu);
+  if (!object)
+    FAIL(llvm::toString(object.takeError()));
+  INFO("compiling for " << cpu << ": O3 " << object->optimizeSeconds
+                        << " s, code generation " << object->codegenSeconds
+                        << " s");
+  CHECK(object->optimizeSeconds + object->codegenSeconds <
+        kMaxKernelCompileSeconds);
+}
 
 } // namespace
 
 /// Compiles and runs the case.
 GeneratedRun runGenerated(const OpCase &c) {
   INFO(kernelModule(c));
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(kernelModule(c), &context());
-  REQUIRE(module);
-  mlir::PassManager pm(&context());
-  pm.addPass(conversion::createKernelToLoopPass());
-  REQUIRE(mlir::succeeded(pm.run(*module)));
+  // Every kernel compiles quickly for AVX2 (and AVX-512, on a host
+  // without it) whatever the host, besides running on the host.
+  checkCompilesQuickly(c, "znver3");
+  if (hostVectorLanes() < 16)
+    checkCompilesQuickly(c, "znver4");
+  LoweredCase lowered = lowerCase(c, hostVectorLanes());
+  kernel::LaunchOp launch = lowered.launch;
+  mlir::func::FuncOp kernelFunction = lowered.kernelFunction;
 
   // The buffers: inputs, outputs, then the launch's scratch.
-  kernel::LaunchOp launch;
-  module->walk([&](kernel::LaunchOp op) { launch = op; });
-  REQUIRE(launch.getCallee());
-  auto kernelFunction =
-      module->lookupSymbol<mlir::func::FuncOp>(*launch.getCallee());
   std::vector<std::vector<unsigned char>> storage;
   for (const HostTensor &input : c.inputs)
     storage.push_back(toBytes(input));
@@ -119,9 +182,7 @@ GeneratedRun runGenerated(const OpCase &c) {
     blocks.push_back(nest.getNumBlocks());
 
   // Only the loop kernels are compiled, as in lib/Codegen.
-  auto kernels = mlir::ModuleOp::create(mlir::UnknownLoc::get(&context()));
-  mlir::OwningOpRef<mlir::ModuleOp> owner(kernels);
-  kernels.push_back(kernelFunction.clone());
+  mlir::OwningOpRef<mlir::ModuleOp> kernels = kernelsOf(lowered);
   std::string name = kernelFunction.getSymName().str();
   std::string translateError;
   mlir::ExecutionEngineOptions options;
@@ -137,9 +198,12 @@ GeneratedRun runGenerated(const OpCase &c) {
     }
     return std::move(*translated);
   };
-  auto transformer = mlir::makeOptimizingTransformer(3, 0, nullptr);
-  options.transformer = transformer;
-  auto engine = mlir::ExecutionEngine::create(kernels, options);
+  // LLVM's O3 for the host, as `trainc compile` optimizes: without the
+  // target's cost models, O3 unrolls masked vector loops completely.
+  options.transformer = [](llvm::Module *module) {
+    return optimizeForCpu(*module, testCpu());
+  };
+  auto engine = mlir::ExecutionEngine::create(*kernels, options);
   if (!engine)
     FAIL(llvm::toString(engine.takeError()) << "\n" << translateError);
   for (size_t i = 0; i < blocks.size(); ++i) {

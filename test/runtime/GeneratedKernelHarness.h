@@ -1,8 +1,9 @@
 //===- GeneratedKernelHarness.h - run a generated kernel, JIT --*- C++ -*-===//
 //
 // Each case is one kernel.launch of the `generated` backend, taken through
-// the production path (--trainc-kernel-to-loop, then LoopToLLVM's
-// translateLoopKernels and LLVM O3), JIT-compiled, and run nest by nest.
+// the production path (--trainc-kernel-to-loop for the host's vector
+// lanes, then LoopToLLVM's translateLoopKernels and LLVM's O3 for the
+// host, lib/Codegen's optimizeForCpu), JIT-compiled, and run nest by nest.
 // Every parallel nest is also run as two separate runs of blocks, as two
 // threads would, to check that blocks are independent.
 //
@@ -25,7 +26,14 @@ struct GeneratedRun {
   std::optional<std::string> checkFailure;
 };
 
-/// Compiles and runs the case.
+/// The most seconds LLVM may take (O3 and code generation) on one
+/// generated kernel of the tests, for any CPU.
+inline constexpr double kMaxKernelCompileSeconds = 5.0;
+
+/// Compiles and runs the case. The kernel is scheduled and optimized for
+/// the host as `trainc compile` would; it must also compile within
+/// kMaxKernelCompileSeconds for an AVX2 CPU (znver3) and, on a host
+/// without AVX-512, for an AVX-512 one (znver4).
 GeneratedRun runGenerated(const OpCase &c);
 
 /// The generated kernel agrees with the interpreter: floats within
