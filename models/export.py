@@ -22,7 +22,7 @@ Run with Debian's interpreter (torch 1.13, torchvision 0.14, onnx 1.12):
 
 The committed files are regenerated with
   /usr/bin/python3 models/export.py onnx --out models --only mlp cnn \
-      cnn_bn_opset13 cnn_bn_opset15 transformer opset18_mlp
+      cnn_bn_opset13 cnn_bn_opset15 transformer opset18_mlp class_token tied_head
 (resnet18, ~45 MB, is generated at test time only). opset18_mlp is built with
 onnx.helper, is valid opset 18, and is NOT checked: ONNX 1.12's checker does not
 know opset 18. It has no torch twin, so it has no reference.
@@ -36,7 +36,7 @@ import os
 import sys
 import warnings
 from dataclasses import dataclass
-from typing import Callable, List, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 import onnx
@@ -51,6 +51,7 @@ warnings.filterwarnings("ignore", message="ONNX Preprocess - Removing mutation")
 
 NUM_CLASSES = 10
 VOCAB = 1000
+LM_VOCAB = 50
 STEPS = 3
 INPUT_SEED = 1234
 SGD = dict(lr=0.01, momentum=0.9)
@@ -129,6 +130,37 @@ class Transformer(nn.Module):
         return self.head(x.mean(dim=1))
 
 
+class ClassToken(nn.Module):
+    """A ViT's class token: a [1, 1, D] parameter expanded over the batch and
+    concatenated before the patch embeddings (issue 26: its gradient must sum
+    over the batch)."""
+
+    def __init__(self, tokens=6, d=16):
+        super().__init__()
+        self.cls = nn.Parameter(0.02 * torch.randn(1, 1, d))
+        self.embed = nn.Linear(d, d)
+        self.head = nn.Linear((tokens + 1) * d, NUM_CLASSES)
+
+    def forward(self, patches):
+        x = self.embed(patches)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1)
+        return self.head(torch.flatten(F.gelu(x), 1))
+
+
+class TiedHead(nn.Module):
+    """A language model's head without a bias, its logits permuted to
+    [N, V, T] for a per-token loss (issue 26: the product's transpose at the
+    output)."""
+
+    def __init__(self, d=8):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.W = nn.Parameter(0.3 * torch.randn(d, LM_VOCAB))
+
+    def forward(self, states):
+        return torch.matmul(torch.tanh(self.proj(states)), self.W).transpose(1, 2)
+
+
 def resnet18():
     import torchvision
     return torchvision.models.resnet18(num_classes=NUM_CLASSES)
@@ -140,6 +172,13 @@ class Spec:
     inputs: List[Tuple[str, Tuple[int, ...], str]]  # (name, shape, "float32" | "int64")
     opset: int
     seed: int = 0
+    # Class labels: one per batch element of NUM_CLASSES by default; a
+    # per-token loss has labels [N, T] over `classes`.
+    labels: Optional[Tuple[int, ...]] = None
+    classes: int = NUM_CLASSES
+
+    def label_shape(self):
+        return self.labels or (self.inputs[0][1][0],)
 
 
 IMG = "image"
@@ -150,6 +189,9 @@ SPECS = {
     "cnn_bn_opset15": Spec(CNNBN, [(IMG, (8, 3, 16, 16), "float32")], 15),
     "resnet18": Spec(resnet18, [(IMG, (32, 3, 32, 32), "float32")], 14),
     "transformer": Spec(Transformer, [("tokens", (16, 64), "int64")], 17),
+    "class_token": Spec(ClassToken, [("patches", (8, 6, 16), "float32")], 17),
+    "tied_head": Spec(TiedHead, [("states", (4, 16, 8), "float32")], 17,
+                      labels=(4, 16), classes=LM_VOCAB),
 }
 HANDBUILT = ["opset18_mlp", "mlp_with_loss"]
 ALL_MODELS = list(SPECS) + HANDBUILT
@@ -169,7 +211,7 @@ def make_inputs(spec: Spec):
             xs.append(torch.randint(0, VOCAB, shape, generator=g, dtype=torch.int64))
         else:
             xs.append(torch.randn(shape, generator=g, dtype=torch.float32))
-    labels = torch.randint(0, NUM_CLASSES, (spec.inputs[0][1][0],), generator=g, dtype=torch.int64)
+    labels = torch.randint(0, spec.classes, spec.label_shape(), generator=g, dtype=torch.int64)
     return xs, labels
 
 
@@ -395,8 +437,8 @@ def cmd_reference(name: str, onnx_path: str, out: str):
         "seeds": {"weights": spec.seed, "inputs": INPUT_SEED},
         "inputs": [{"name": n, "shape": list(s), "dtype": d, "fp64_dtype":
                     "float64" if d == "float32" else d} for n, s, d in spec.inputs],
-        "labels": {"shape": [spec.inputs[0][1][0]], "dtype": "int64",
-                   "range": [0, NUM_CLASSES]},
+        "labels": {"shape": list(spec.label_shape()), "dtype": "int64",
+                   "range": [0, spec.classes]},
         "parameters": [n for n, _ in module.named_parameters()],
         "buffers": [n for n, _ in module.named_buffers() if not n.endswith("num_batches_tracked")],
         "precisions": ["fp32", "fp64"],

@@ -55,14 +55,24 @@ int64_t points(ArrayRef<int64_t> domain) {
   return count;
 }
 
-/// Whether every buffer of `nest` is read or written whole (an identity
-/// map) or is a scalar, so that the nest can run over any domain of the
-/// same size.
+/// Whether operand `i` of `nest` is its whole buffer in the nest's order:
+/// an identity map over a buffer shaped as the domain. (A slice from the
+/// start of each axis also has an identity map, over a larger buffer.)
+bool isWhole(loop::NestOp nest, unsigned i) {
+  AffineMap map = cast<AffineMapAttr>(nest.getIndexingMaps()[i]).getValue();
+  auto type = cast<MemRefType>(nest->getOperand(i).getType());
+  return map.isIdentity() && type.getShape() == nest.getDomain();
+}
+
+/// Whether every buffer of `nest` is read or written whole or is a scalar,
+/// so that the nest can run over any domain of the same size.
 bool isReshapable(loop::NestOp nest) {
-  return llvm::all_of(nest.getIndexingMaps().getAsValueRange<AffineMapAttr>(),
-                      [](AffineMap map) {
-                        return map.isIdentity() || map.getNumResults() == 0;
-                      });
+  for (unsigned i = 0; i < nest->getNumOperands(); ++i) {
+    AffineMap map = cast<AffineMapAttr>(nest.getIndexingMaps()[i]).getValue();
+    if (map.getNumResults() != 0 && !isWhole(nest, i))
+      return false;
+  }
+  return true;
 }
 
 /// Whether a launch strictly between `from` and `to` writes one of
@@ -227,10 +237,6 @@ struct FuseElementwisePass
     ArrayRef<int64_t> consumerDomain = consumerNest.getDomain();
     if (points(producerDomain) != points(consumerDomain))
       return {};
-    auto producerMaps = llvm::to_vector(
-        producerNest.getIndexingMaps().getAsValueRange<AffineMapAttr>());
-    auto consumerMaps = llvm::to_vector(
-        consumerNest.getIndexingMaps().getAsValueRange<AffineMapAttr>());
     unsigned producerInputs = producerNest.getInputs().size();
     // Which producer output each consumer input is, if any.
     ValueRange producerOutputs = producer.getOutputs();
@@ -241,11 +247,11 @@ struct FuseElementwisePass
     // The producer's outputs and the consumer's reads of them are indexed
     // alike.
     for (unsigned i = 0; i < consumer.getInputs().size(); ++i)
-      if (producedAs(i) >= 0 && !consumerMaps[i].isIdentity())
+      if (producedAs(i) >= 0 && !isWhole(consumerNest, i))
         return {};
-    if (!llvm::all_of(ArrayRef(producerMaps).drop_front(producerInputs),
-                      [](AffineMap map) { return map.isIdentity(); }))
-      return {};
+    for (unsigned i = 0; i < producer.getOutputs().size(); ++i)
+      if (!isWhole(producerNest, producerInputs + i))
+        return {};
     // The domain of the fused nest: the consumer's, unless the producer's
     // differs and the consumer can take it.
     bool sameDomain = producerDomain == consumerDomain;
@@ -425,14 +431,8 @@ struct FuseElementwisePass
       reader = nest;
       readAs = at - inputs.begin();
     }
-    if (!reader ||
-        !cast<AffineMapAttr>(reader.getIndexingMaps()[readAs])
-             .getValue()
-             .isIdentity() ||
-        !cast<AffineMapAttr>(
-             producerNest.getIndexingMaps()[producerNest.getInputs().size()])
-             .getValue()
-             .isIdentity())
+    if (!reader || !isWhole(reader, readAs) ||
+        !isWhole(producerNest, producerNest.getInputs().size()))
       return {};
     ArrayRef<int64_t> domain = reader.getDomain();
     bool sameDomain = producerNest.getDomain() == domain;

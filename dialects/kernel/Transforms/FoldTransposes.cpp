@@ -112,9 +112,12 @@ Value retype(AllocOp alloc, MemRefType type) {
   return replacement.getBuffer();
 }
 
+/// Sets a matmul's operand permutation `option` (none when the identity)
+/// or a transpose's "perm" (always: an identity one is a copy).
 void setPerm(LaunchOp launch, StringRef option, ArrayRef<int64_t> perm) {
   NamedAttrList options(launch.getOptions());
-  if (perm.empty() || isIdentity(perm))
+  bool transpose = launch.getKernel() == "graph.transpose";
+  if (!transpose && (perm.empty() || isIdentity(perm)))
     options.erase(option);
   else
     options.set(option, DenseI64ArrayAttr::get(launch.getContext(), perm));
@@ -238,11 +241,22 @@ struct FoldTransposesPass
       return d >= int64_t(rank - 2) ? int64_t(2 * rank - 3 - d) : d;
     });
     Value result = transpose.getOutputs()[0];
-    if (!isIdentity(rest) || usedBetween(result, matmul, transpose, true)) {
+    // The product goes where the transpose wrote if nothing is left to
+    // permute and the matmul may write there: the buffer is defined before
+    // it, or is an allocation that can move there (a model output's buffer
+    // is allocated right before its last writer, after the matmul).
+    Operation *definition = result.getDefiningOp();
+    bool definedBefore =
+        !definition || (definition->getBlock() == matmul->getBlock() &&
+                        definition->isBeforeInBlock(matmul));
+    if (!isIdentity(rest) || usedBetween(result, matmul, transpose, true) ||
+        (!definedBefore && (!isa<AllocOp>(definition) ||
+                            definition->getBlock() != matmul->getBlock()))) {
       setPerm(transpose, "perm", rest);
       return;
     }
-    // Nothing left to permute: the product goes where the transpose wrote.
+    if (!definedBefore)
+      definition->moveBefore(matmul);
     matmul.getOutputsMutable()[0].assign(result);
     transpose.erase();
     transposed.getDefiningOp()->erase();

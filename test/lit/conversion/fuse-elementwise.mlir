@@ -153,3 +153,34 @@ func.func @reduce_of_kept_product(%g: memref<4x8xf32>, %y: memref<4x8xf32>, %s: 
   kernel.launch "runtime.copy"(%gy) -> (%c) {backend = "generated", options = {}} : (memref<4x8xf32>) -> memref<4x8xf32>
   return
 }
+
+// -----
+
+// Not a slice from the start of each axis (a ViT class token's gradient,
+// issue 26): its nest reads the larger buffer with an identity map over
+// the slice's domain, which is not the whole buffer, so it cannot be
+// viewed in the reduction's domain (that read the first 20 floats of
+// 4x4x5: batch element 0's share, and others' tokens, not each element's).
+// CHECK-LABEL: func.func @reduce_of_leading_slice
+// CHECK: kernel.launch "graph.slice"
+// CHECK: kernel.launch "graph.reduce_sum"
+func.func @reduce_of_leading_slice(%g: memref<4x4x5xf32>, %s: memref<1x1x5xf32>) {
+  %t = kernel.alloc : memref<4x1x5xf32>
+  kernel.launch "graph.slice"(%g) -> (%t) {backend = "generated", options = {ends = array<i64: 4, 1, 5>, starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>}} : (memref<4x4x5xf32>) -> memref<4x1x5xf32>
+  kernel.launch "graph.reduce_sum"(%t) -> (%s) {backend = "generated", options = {axes = array<i64: 0>, keepdims = true}} : (memref<4x1x5xf32>) -> memref<1x1x5xf32>
+  return
+}
+
+// -----
+
+// Nor into an elementwise consumer over another domain of as many points.
+// CHECK-LABEL: func.func @relu_of_leading_slice
+// CHECK: kernel.launch "graph.slice"
+// CHECK: kernel.launch "graph.relu"
+func.func @relu_of_leading_slice(%g: memref<4x4x5xf32>, %r: memref<20xf32>) {
+  %t = kernel.alloc : memref<4x1x5xf32>
+  kernel.launch "graph.slice"(%g) -> (%t) {backend = "generated", options = {ends = array<i64: 4, 1, 5>, starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>}} : (memref<4x4x5xf32>) -> memref<4x1x5xf32>
+  %v = kernel.view %t : memref<4x1x5xf32> to memref<20xf32>
+  kernel.launch "graph.relu"(%v) -> (%r) {backend = "generated", options = {}} : (memref<20xf32>) -> memref<20xf32>
+  return
+}

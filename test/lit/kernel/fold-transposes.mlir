@@ -115,6 +115,24 @@ func.func @product_swapped(%x: memref<3x4xf32>, %w: memref<5x4xf32>, %y: memref<
   return
 }
 
+// The transposed product's buffer is allocated after the matmul (logits
+// permuted to [N, V, T] for the loss, issue 26): the allocation moves
+// before the matmul, which writes there.
+// CHECK-LABEL: func.func @product_into_later_buffer
+// CHECK-SAME: (%[[X:.*]]: memref<4x16x8xf32>, %[[W:.*]]: memref<8x50xf32>, %[[L:.*]]: memref<4x16xi64>, %[[LOSS:.*]]: memref<f32>)
+// CHECK-NEXT: %[[T:.*]] = kernel.alloc : memref<4x50x16xf32>
+// CHECK-NEXT: kernel.launch "graph.matmul"(%[[W]], %[[X]]) -> (%[[T]]) {backend = "dnnl", options = {lhs_perm = array<i64: 1, 0>, rhs_perm = array<i64: 0, 2, 1>}}
+// CHECK-NOT: graph.transpose
+// CHECK: kernel.launch "graph.softmax_cross_entropy"(%[[T]], %[[L]]) -> (%[[LOSS]])
+func.func @product_into_later_buffer(%x: memref<4x16x8xf32>, %w: memref<8x50xf32>, %labels: memref<4x16xi64>, %loss: memref<f32>) {
+  %p = kernel.alloc : memref<4x16x50xf32>
+  kernel.launch "graph.matmul"(%x, %w) -> (%p) {backend = "dnnl", options = {}} : (memref<4x16x8xf32>, memref<8x50xf32>) -> memref<4x16x50xf32>
+  %t = kernel.alloc : memref<4x50x16xf32>
+  kernel.launch "graph.transpose"(%p) -> (%t) {backend = "generated", options = {perm = array<i64: 0, 2, 1>}} : (memref<4x16x50xf32>) -> memref<4x50x16xf32>
+  kernel.launch "graph.softmax_cross_entropy"(%t, %labels) -> (%loss) {backend = "generated", options = {ignore_index = -100 : i64, label_smoothing = 0.000000e+00 : f64, reduction = "mean"}} : (memref<4x50x16xf32>, memref<4x16xi64>) -> memref<f32>
+  return
+}
+
 // The product is read by something besides its transpose: left alone.
 // CHECK-LABEL: func.func @product_shared
 // CHECK: kernel.launch "graph.matmul"(%arg0, %arg1) -> (%[[P:.*]]) {backend = "dnnl", options = {}}
