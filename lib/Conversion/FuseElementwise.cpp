@@ -112,7 +112,11 @@ FusedOperand operandIn(loop::NestOp nest, unsigned i, Value buffer,
   AffineMap map = cast<AffineMapAttr>(nest.getIndexingMaps()[i]).getValue();
   if (ownDomain)
     return {buffer, type, map};
-  if (map.getNumResults() == 0)
+  // A scalar read alike at every point of a larger nest. In a nest over no
+  // dimensions (one point) the scalar is the whole buffer instead, and is
+  // viewed in `domain` like any other: an output must not be written as a
+  // value broadcast over the domain, which no vectorizer takes.
+  if (map.getNumResults() == 0 && !nest.getDomain().empty())
     return {buffer, type, AffineMap::get(domain.size(), 0, context)};
   return {buffer, MemRefType::get(domain, type.getElementType()),
           AffineMap::getMultiDimIdentityMap(domain.size(), context)};

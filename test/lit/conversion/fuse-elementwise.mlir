@@ -184,3 +184,22 @@ func.func @relu_of_leading_slice(%g: memref<4x4x5xf32>, %r: memref<20xf32>) {
   kernel.launch "graph.relu"(%v) -> (%r) {backend = "generated", options = {}} : (memref<20xf32>) -> memref<20xf32>
   return
 }
+
+// -----
+
+// A one-element slice feeding a kernel over no dimensions (its unit dims
+// dropped; found by test/difftest, seed 72): the fused nest runs over the
+// slice's domain [1] and writes the scalar as a one-element view, not as a
+// value broadcast over the domain (which could not be vectorized).
+// CHECK-LABEL: func.func @tanh_of_last_element
+// CHECK: kernel.launch "fused(slice,tanh)"
+// CHECK: func.func private @{{.*}}(%{{.*}}: memref<5xf32>, %[[Y:.*]]: memref<1xf32>)
+// CHECK: loop.nest ins(%{{.*}} : memref<5xf32>) outs(%[[Y]] : memref<1xf32>) domain = [1]
+// RUN: trainc-opt %s --trainc-kernel-to-loop --trainc-fuse-elementwise -split-input-file \
+// RUN:   | trainc-opt --trainc-loop-to-llvm -split-input-file > /dev/null
+func.func @tanh_of_last_element(%x: memref<5xf32>, %y: memref<1xf32>) {
+  %s = kernel.alloc : memref<1xf32>
+  kernel.launch "graph.slice"(%x) -> (%s) {backend = "generated", options = {ends = array<i64: 5>, starts = array<i64: 4>, steps = array<i64: 1>}} : (memref<5xf32>) -> memref<1xf32>
+  kernel.launch "graph.tanh"(%s) -> (%y) {backend = "generated", options = {}} : (memref<1xf32>) -> memref<1xf32>
+  return
+}
