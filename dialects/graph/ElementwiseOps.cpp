@@ -175,7 +175,18 @@ TRAINC_COMPARE_INFERENCE(LessOp)
 TRAINC_COMPARE_INFERENCE(GreaterOp)
 TRAINC_COMPARE_INFERENCE(LessEqualOp)
 TRAINC_COMPARE_INFERENCE(GreaterEqualOp)
+TRAINC_COMPARE_INFERENCE(AndOp)
 #undef TRAINC_COMPARE_INFERENCE
+
+LogicalResult IsNaNOp::inferReturnTypes(MLIRContext *context,
+                                        std::optional<Location>,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  types.push_back(
+      RankedTensorType::get(input.getShape(), IntegerType::get(context, 1)));
+  return success();
+}
 
 LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> location,

@@ -173,6 +173,18 @@ def Graph_NotOp : Graph_UnaryOp<"not", Graph_BoolTensor,
   let summary = "Elementwise logical negation";
 }
 
+def Graph_AndOp : Graph_BroadcastOp<"and", Graph_BoolTensor, Graph_BoolTensor,
+                                    [Graph_NonDifferentiable]> {
+  let summary = "Elementwise logical and, with broadcasting";
+}
+
+def Graph_IsNaNOp : Graph_FunctionalOp<"is_nan", [Pure,
+                                                  Graph_NonDifferentiable]> {
+  let summary = "Whether each element is a NaN (`i1`)";
+  let arguments = (ins Graph_FloatTensor:$input);
+  let results = (outs Graph_BoolTensor:$output);
+}
+
 def Graph_WhereOp : Graph_FunctionalOp<"where", [Pure, Graph_Differentiable]> {
   let summary = "condition ? lhs : rhs, all three broadcast together";
   let arguments = (ins Graph_BoolTensor:$condition, Graph_Tensor:$lhs,

@@ -483,8 +483,7 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.max_pool", "generated", 25, generatedMaxPoolVectorized},
       {"graph.max_pool", "dnnl", 20, dnnlPool},
       {"graph.avg_pool", "dnnl", 20, dnnlPool},
-      {"graph.max_pool_backward", "generated", 25,
-       generatedMaxPoolVectorized},
+      {"graph.max_pool_backward", "generated", 25, generatedMaxPoolVectorized},
       {"graph.max_pool_backward", "dnnl", 20, dnnlPool},
       {"graph.avg_pool_backward", "dnnl", 20, dnnlPool},
       // OpenBLAS sgemm: matrix products, and convolutions as im2col + sgemm.
@@ -520,6 +519,8 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.gelu", "generated", 5, float32OrMask},
       {"graph.clip", "generated", 5, float32OrMask},
       {"graph.not", "generated", 5, float32OrMask},
+      {"graph.and", "generated", 5, float32OrMask},
+      {"graph.is_nan", "generated", 5, float32OrMask},
       {"graph.pow", "generated", 5, allFloat32},
       {"graph.reduce_sum", "generated", 5, float32OrMask},
       {"graph.reduce_mean", "generated", 5, float32OrMask},

@@ -132,6 +132,14 @@ Value notOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
   Value one = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
   return arith::XOrIOp::create(b, loc, x[0], one);
 }
+/// graph.and on i1.
+Value andOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
+  return arith::AndIOp::create(b, loc, x[0], x[1]);
+}
+/// graph.is_nan: unordered with itself.
+Value isNaNOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x[0], x[0]);
+}
 /// graph.pow in double, as the reference (std::pow), then rounded: libm's
 /// pow, since no polynomial approximation covers negative bases.
 Value powOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
@@ -603,6 +611,8 @@ const llvm::StringMap<Builder> &builders() {
     elementwise("graph.gelu", geluOp);
     elementwise("graph.clip", clipOp);
     elementwise("graph.not", notOp);
+    elementwise("graph.and", andOp);
+    elementwise("graph.is_nan", isNaNOp);
     elementwise("graph.pow", powOp);
     t["graph.transpose"] = buildTranspose;
     for (StringRef name : {"runtime.copy", "graph.reshape", "graph.identity"})

@@ -125,6 +125,12 @@ LogicalResult importEqual(NodeImporter &n) {
       n, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a == b; },
       true);
 }
+LogicalResult importAnd(NodeImporter &n) {
+  // Known masks (shape arithmetic on attention masks) fold.
+  return importBinary<graph::AndOp>(
+      n, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a && b; },
+      true);
+}
 LogicalResult importLess(NodeImporter &n) {
   return importBinary<graph::LessOp>(
       n, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a < b; },
@@ -409,6 +415,8 @@ void registerElementwiseHandlers(HandlerTable &table) {
   table["Erf"] = importUnary<graph::ErfOp>;
   table["Reciprocal"] = importUnary<graph::ReciprocalOp>;
   table["Not"] = importUnary<graph::NotOp>;
+  table["And"] = importAnd;
+  table["IsNaN"] = importUnary<graph::IsNaNOp>;
   table["LeakyRelu"] = importLeakyRelu;
   table["Gelu"] = importGelu;
   table["Clip"] = importClip;

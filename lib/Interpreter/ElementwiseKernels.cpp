@@ -243,6 +243,8 @@ void registerElementwiseKernels(KernelTable &table) {
   });
   addUnary<graph::NotOp>(table,
                          [](auto, double x) { return x != 0.0 ? 0.0 : 1.0; });
+  addUnary<graph::IsNaNOp>(
+      table, [](auto, double x) { return std::isnan(x) ? 1.0 : 0.0; });
   table.add<graph::ClipOp>(clipKernel);
   table.add<graph::DropoutOp>(dropoutKernel);
   table.add<graph::CastOp>(castKernel);
@@ -263,6 +265,8 @@ void registerElementwiseKernels(KernelTable &table) {
       table, [](double a, double b) { return double(a <= b); });
   addBinary<graph::GreaterEqualOp>(
       table, [](double a, double b) { return double(a >= b); });
+  addBinary<graph::AndOp>(
+      table, [](double a, double b) { return double(a != 0.0 && b != 0.0); });
   table.add<graph::WhereOp>(whereKernel);
 
   table.add<graph::ReduceSumOp>([](graph::ReduceSumOp op, const Values &v) {

@@ -926,6 +926,47 @@ class Reduce:
         return fn(xs[0], dim=tuple(a["axes"]), keepdim=bool(a["keepdims"]))
 
 
+@op("mask", 0.7)
+class Mask:
+    """An attention-mask style select: where(!isnan(x) && x > t, x, 0), the
+    And/IsNaN/Not/Greater/Where pattern of exported HF masks."""
+    kind = "mask"
+
+    @classmethod
+    def applicable(cls, v):
+        return True
+
+    @classmethod
+    def make(cls, g, i, v):
+        return Step(cls.kind, [i], {"threshold": round(g.rng.uniform(-0.5, 0.5), 3)})
+
+    @classmethod
+    def emit(cls, s, names, out):
+        t, z = out + "_threshold", out + "_zero"
+        nodes = [
+            helper.make_node("Constant", [], [t], value=helper.make_tensor(
+                t, TensorProto.FLOAT, [], [s.attrs["threshold"]])),
+            helper.make_node("Constant", [], [z], value=helper.make_tensor(
+                z, TensorProto.FLOAT, [], [0.0])),
+            helper.make_node("IsNaN", names, [out + "_nan"]),
+            helper.make_node("Not", [out + "_nan"], [out + "_number"]),
+            helper.make_node("Greater", [names[0], t], [out + "_above"]),
+            helper.make_node("And", [out + "_number", out + "_above"], [out + "_keep"]),
+            helper.make_node("Where", [out + "_keep", names[0], z], [out]),
+        ]
+        return nodes, []
+
+    @classmethod
+    def result(cls, s, v):
+        return Value("", v.shape, v.bounded, False, True)
+
+    @classmethod
+    def twin(cls, s, xs, p):
+        x = xs[0]
+        keep = ~torch.isnan(x) & (x > s.attrs["threshold"])
+        return torch.where(keep, x, torch.zeros((), dtype=x.dtype))
+
+
 # --------------------------------------------------------------------------- building
 
 def generate(seed):

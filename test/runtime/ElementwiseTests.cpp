@@ -3,6 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 using namespace trainc;
 using namespace trainc::rttest;
 
@@ -62,6 +65,19 @@ TEST_CASE("integer neg, abs, identity and not", "[elementwise]") {
   checkOp(unary("not", flags));
   checkOp(unary("identity", flags));
   checkOp(unary("not", randomIntegers(DType::I1, {300, 200}, 0, 1)));
+}
+
+TEST_CASE("is_nan finds NaNs, not infinities or zeros", "[elementwise]") {
+  for (DType dtype : {DType::F32, DType::F64}) {
+    HostTensor x = randomTensor(dtype, {6, 7});
+    x.data[0] = std::nan("");
+    x.data[5] = -std::nan("");
+    x.data[8] = std::numeric_limits<double>::infinity();
+    x.data[9] = -std::numeric_limits<double>::infinity();
+    x.data[10] = -0.0;
+    x.data[41] = std::nan("");
+    checkOp({"graph.is_nan", {x}, {{DType::I1, x.shape}}, {}});
+  }
 }
 
 TEST_CASE("cast between every pair of element types", "[elementwise]") {
@@ -125,6 +141,7 @@ TEST_CASE("comparisons and where", "[elementwise]") {
     HostTensor p = randomIntegers(DType::I1, lhsShape, 0, 1);
     HostTensor q = randomIntegers(DType::I1, rhsShape, 0, 1);
     checkOp(binary("equal", p, q, DType::I1));
+    checkOp(binary("and", p, q, DType::I1));
     Shape shape = broadcastShape(lhsShape, rhsShape);
     HostTensor condition = randomIntegers(DType::I1, {shape.back()}, 0, 1);
     for (DType dtype : {DType::F32, DType::I64, DType::I1}) {

@@ -11,6 +11,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 using namespace trainc;
 using namespace trainc::rttest;
 
@@ -73,7 +76,8 @@ TEST_CASE("generated gemm matches the interpreter", "[generated]") {
   }
 }
 
-TEST_CASE("generated global_avg_pool, not and pow match the interpreter",
+TEST_CASE("generated global_avg_pool, not, and, is_nan and pow match the "
+          "interpreter",
           "[generated]") {
   for (const Shape &shape : {Shape{2, 3, 5, 7}, Shape{32, 512, 1, 1},
                              Shape{4, 3, 33}, Shape{1, 2, 3, 4, 5}}) {
@@ -85,6 +89,20 @@ TEST_CASE("generated global_avg_pool, not and pow match the interpreter",
   }
   HostTensor mask = randomIntegers(DType::I1, {3, 37}, 0, 1);
   checkGenerated({"graph.not", {mask}, {{DType::I1, {3, 37}}}}, 0.0);
+  // Masks broadcast both ways (an attention mask and a padding mask).
+  HostTensor rows = randomIntegers(DType::I1, {3, 1}, 0, 1);
+  checkGenerated({"graph.and", {mask, rows}, {{DType::I1, {3, 37}}}}, 0.0);
+  checkGenerated({"graph.and",
+                  {randomIntegers(DType::I1, {4, 1, 33}, 0, 1),
+                   randomIntegers(DType::I1, {5, 1}, 0, 1)},
+                  {{DType::I1, {4, 5, 33}}}},
+                 0.0);
+  HostTensor values = randomTensor(DType::F32, {5, 33});
+  for (size_t i : {0, 7, 31, 32, 100, 164})
+    values.data[i] = std::nan("");
+  values.data[1] = std::numeric_limits<double>::infinity();
+  values.data[2] = -std::numeric_limits<double>::infinity();
+  checkGenerated({"graph.is_nan", {values}, {{DType::I1, {5, 33}}}}, 0.0);
   // Negative bases with integral exponents, fractional exponents of
   // positive bases, broadcasting.
   HostTensor base = randomTensor(DType::F32, {5, 33}, -3.0, 3.0);

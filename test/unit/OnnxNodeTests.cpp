@@ -200,6 +200,15 @@ const Case kCases[] = {
     {"test_mvn_expanded", "reduction"},
     {"test_neg", "elementwise"},
     {"test_neg_example", "elementwise"},
+    {"test_and2d", "elementwise"},
+    {"test_and3d", "elementwise"},
+    {"test_and4d", "elementwise"},
+    {"test_and_bcast3v1d", "elementwise"},
+    {"test_and_bcast3v2d", "elementwise"},
+    {"test_and_bcast4v2d", "elementwise"},
+    {"test_and_bcast4v3d", "elementwise"},
+    {"test_and_bcast4v4d", "elementwise"},
+    {"test_isnan", "elementwise"},
     {"test_not_2d", "elementwise"},
     {"test_not_3d", "elementwise"},
     {"test_not_4d", "elementwise"},
@@ -386,7 +395,7 @@ const std::map<std::string, std::pair<std::set<int>, std::string>>
 const std::set<std::string> kSupportedOps = {
     "Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Sqrt", "Exp", "Log",
     "Tanh", "Sigmoid", "Relu", "LeakyRelu", "Erf", "Reciprocal", "Gelu",
-    "Clip", "Not", "Cast", "Identity", "Equal", "Less", "Greater",
+    "Clip", "Not", "And", "IsNaN", "Cast", "Identity", "Equal", "Less", "Greater",
     "LessOrEqual", "GreaterOrEqual", "Where", "ReduceSum", "ReduceMean",
     "ReduceMax", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze",
     "Unsqueeze", "Transpose", "Expand", "Concat", "Slice", "Gather",
@@ -436,7 +445,7 @@ void runFamily(const std::string &family, size_t minimumPassed) {
 } // namespace
 
 TEST_CASE("ONNX node tests: elementwise", "[onnx]") {
-  runFamily("elementwise", 82);
+  runFamily("elementwise", 91);
 }
 
 TEST_CASE("ONNX node tests: reductions and softmax", "[onnx]") {

@@ -41,8 +41,10 @@ llvm::Error failure(const std::string &message) {
 /// opset: that version. A model of opset v >= it means the same at 13.
 const std::map<std::string, int64_t> &sinceVersionAt13() {
   static const std::map<std::string, int64_t> versions = {
-      {"AveragePool", 11},      {"Conv", 11}, {"MaxPool", 12},
-      {"GlobalAveragePool", 1}, {"Not", 1},   {"ConstantOfShape", 9}};
+      {"AveragePool", 11}, {"Conv", 11},
+      {"MaxPool", 12},     {"GlobalAveragePool", 1},
+      {"Not", 1},          {"ConstantOfShape", 9},
+      {"And", 7}};
   return versions;
 }
 

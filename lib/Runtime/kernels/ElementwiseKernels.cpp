@@ -173,6 +173,27 @@ bool notKernel(const Launch &launch, void *const *inputs, void *const *outputs,
   return true;
 }
 
+bool isNaNKernel(const Launch &launch, void *const *inputs,
+                 void *const *outputs, std::string &error) {
+  if (!checkArity(launch, 1, 1, 1, 1, error))
+    return false;
+  const OperandInfo &input = launch.inputs[0];
+  if (!checkOutput(launch, 0, DType::I1, input.shape, error))
+    return false;
+  return withNumber(launch, input.dtype, error, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!isFloat<T>()) {
+      return fail(launch, error, "expected a floating-point input");
+    } else {
+      const T *x = static_cast<const T *>(inputs[0]);
+      uint8_t *y = static_cast<uint8_t *>(outputs[0]);
+      for (int64_t i = 0; i < input.numElements(); ++i)
+        y[i] = std::isnan(x[i]);
+      return true;
+    }
+  });
+}
+
 bool castKernel(const Launch &launch, void *const *inputs, void *const *outputs,
                 std::string &error) {
   if (!checkArity(launch, 1, 1, 1, 1, error))
@@ -215,7 +236,8 @@ enum class Binary {
   Less,
   Greater,
   LessEqual,
-  GreaterEqual
+  GreaterEqual,
+  And // of i1 masks
 };
 
 constexpr bool isComparison(Binary kind) { return kind >= Binary::Equal; }
@@ -260,6 +282,8 @@ template <Binary kind, typename T> uint8_t compare(T a, T b) {
     return a > b;
   case Binary::LessEqual:
     return a <= b;
+  case Binary::And:
+    return a != T(0) && b != T(0);
   default:
     return a >= b;
   }
@@ -418,6 +442,7 @@ void registerElementwiseKernels() {
   TRAINC_RT_REGISTER("graph.gelu", ref, unaryKernel<Unary::Gelu>);
   TRAINC_RT_REGISTER("graph.clip", ref, unaryKernel<Unary::Clip>);
   TRAINC_RT_REGISTER("graph.not", ref, notKernel);
+  TRAINC_RT_REGISTER("graph.is_nan", ref, isNaNKernel);
   TRAINC_RT_REGISTER("graph.cast", ref, castKernel);
 
   TRAINC_RT_REGISTER("graph.add", ref, binaryKernel<Binary::Add>);
@@ -431,6 +456,7 @@ void registerElementwiseKernels() {
   TRAINC_RT_REGISTER("graph.less_equal", ref, binaryKernel<Binary::LessEqual>);
   TRAINC_RT_REGISTER("graph.greater_equal", ref,
                      binaryKernel<Binary::GreaterEqual>);
+  TRAINC_RT_REGISTER("graph.and", ref, binaryKernel<Binary::And>);
   TRAINC_RT_REGISTER("graph.where", ref, whereKernel);
 }
 
