@@ -296,6 +296,20 @@ def Graph_GatherOp : Graph_FunctionalOp<"gather", [Pure, Graph_Differentiable]> 
   let hasFolder = 1;
 }
 
+def Graph_GatherElementsOp
+    : Graph_FunctionalOp<"gather_elements", [Pure, Graph_Differentiable]> {
+  let summary = "Picks one element along `axis` per index (ONNX GatherElements)";
+  let description = [{
+    `indices` has the data's rank and, but along `axis`, at most its
+    extents; the result has the indices' shape:
+    `output[p] = data[p with p[axis] = indices[p]]`. Negative indices count
+    from the end.
+  }];
+  let arguments = (ins Graph_Tensor:$data, Graph_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Graph_Tensor:$output);
+}
+
 //===----------------------------------------------------------------------===//
 // Neural-network ops
 //===----------------------------------------------------------------------===//

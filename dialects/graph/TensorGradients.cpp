@@ -56,6 +56,18 @@ LogicalResult SliceOp::buildGradients(OpBuilder &builder, ValueRange grads,
   return success();
 }
 
+LogicalResult GatherElementsOp::buildGradients(OpBuilder &builder,
+                                               ValueRange grads,
+                                               SmallVectorImpl<Value> &out) {
+  bool floating = isa<FloatType>(getElementTypeOrSelf(getData().getType()));
+  out.push_back(floating ? Value(GatherElementsBackwardOp::create(
+                               builder, getLoc(), grads[0], getIndices(),
+                               shapeOf(getData()), getAxis()))
+                         : Value());
+  out.push_back(Value()); // indices
+  return success();
+}
+
 LogicalResult GatherOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
   bool floating = isa<FloatType>(getElementTypeOrSelf(getData().getType()));

@@ -187,6 +187,30 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult GatherElementsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto data = cast<RankedTensorType>(adaptor.getData().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  int64_t axis = adaptor.getAxisAttr() ? adaptor.getAxisAttr().getInt() : 0;
+  if (axis < 0 || axis >= data.getRank())
+    return inferenceError(location, "gather_elements axis " + str(axis) +
+                                        " is out of range for rank " +
+                                        str(data.getRank()));
+  if (indices.getRank() != data.getRank())
+    return inferenceError(
+        location, "gather_elements indices of rank " + str(indices.getRank()) +
+                      " for data of rank " + str(data.getRank()));
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != axis && indices.getDimSize(d) > data.getDimSize(d))
+      return inferenceError(location, "gather_elements indices dim " + str(d) +
+                                          " (" + str(indices.getDimSize(d)) +
+                                          ") exceeds the data's (" +
+                                          str(data.getDimSize(d)) + ")");
+  types.push_back(data.clone(indices.getShape()));
+  return success();
+}
+
 LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,

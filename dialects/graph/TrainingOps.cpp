@@ -83,6 +83,14 @@ LogicalResult GatherBackwardOp::inferReturnTypes(
                     types);
 }
 
+LogicalResult GatherElementsBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  ArrayRef<int64_t> shape = adaptor.getDataShape();
+  return shapedLike(location, shape, adaptor.getGradOutput(), shape.size(),
+                    types);
+}
+
 LogicalResult SliceBackwardOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {

@@ -118,6 +118,15 @@ def Graph_GatherBackwardOp : Graph_BackwardOp<"gather_backward"> {
   let results = (outs Graph_FloatTensor:$grad_data);
 }
 
+def Graph_GatherElementsBackwardOp
+    : Graph_BackwardOp<"gather_elements_backward"> {
+  let summary = "Gradient of graph.gather_elements: scatter-add into zeros";
+  let arguments = (ins Graph_FloatTensor:$grad_output,
+                       Graph_IndexTensor:$indices,
+                       DenseI64ArrayAttr:$data_shape, I64Attr:$axis);
+  let results = (outs Graph_FloatTensor:$grad_data);
+}
+
 def Graph_SliceBackwardOp : Graph_BackwardOp<"slice_backward"> {
   let summary = "Gradient of graph.slice: grad_output placed into zeros";
   let arguments = (ins Graph_FloatTensor:$grad_output,

@@ -363,8 +363,9 @@ static bool allFloat32Mask(LaunchOp launch, std::string &whyNot) {
 /// Gathers and their gradients: f32 data, i64 or i32 indices, and an axis
 /// of size at least 1 (lib/Conversion/GeneratedSliceKernels.cpp).
 static bool generatedGather(LaunchOp launch, std::string &whyNot) {
-  Value data = launch.getKernel() == "graph.gather" ? launch.getInputs()[0]
-                                                    : launch.getOutputs()[0];
+  bool forward = launch.getKernel() == "graph.gather" ||
+                 launch.getKernel() == "graph.gather_elements";
+  Value data = forward ? launch.getInputs()[0] : launch.getOutputs()[0];
   Type element = cast<MemRefType>(data.getType()).getElementType();
   Type index =
       cast<MemRefType>(launch.getInputs()[1].getType()).getElementType();
@@ -584,6 +585,8 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.avg_pool_backward", "generated", -10, allFloat32},
       {"graph.gather", "generated", -10, generatedGather},
       {"graph.gather_backward", "generated", -10, generatedGather},
+      {"graph.gather_elements", "generated", -10, generatedGather},
+      {"graph.gather_elements_backward", "generated", -10, generatedGather},
       {"graph.random_mask", "generated", -10, allFloat32Mask},
 
       // Wider exactly tiling windows are read strided, by scalar loops:

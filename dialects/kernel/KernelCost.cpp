@@ -59,7 +59,8 @@ bool movesDataOnly(StringRef kernel) {
   return kernel == "graph.reshape" || kernel == "graph.identity" ||
          kernel == "graph.transpose" || kernel == "graph.expand" ||
          kernel == "runtime.copy" || kernel == "graph.concat" ||
-         kernel == "graph.slice" || kernel == "graph.gather";
+         kernel == "graph.slice" || kernel == "graph.gather" ||
+         kernel == "graph.gather_elements";
 }
 
 } // namespace

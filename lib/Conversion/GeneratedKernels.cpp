@@ -663,6 +663,8 @@ const llvm::StringMap<Builder> &builders() {
     t["graph.gather"] = buildGather;
     t["graph.random_mask"] = buildRandomMask;
     t["graph.gather_backward"] = buildGatherBackward;
+    t["graph.gather_elements"] = buildGatherElements;
+    t["graph.gather_elements_backward"] = buildGatherElementsBackward;
     t["graph.avg_pool"] = buildAvgPool;
     t["graph.avg_pool_backward"] = buildAvgPoolBackward;
     t["graph.conv"] = buildConv;

@@ -348,4 +348,119 @@ LogicalResult buildGatherBackward(KernelBuilder &kb) {
   return success();
 }
 
+namespace {
+
+/// The axis of a gather_elements over data `data` by `indices` (of the
+/// data's rank, at most its extents off the axis, i64 or i32).
+FailureOr<unsigned> gatherElementsAxis(KernelBuilder &kb,
+                                       ArrayRef<int64_t> data,
+                                       MemRefType indices) {
+  std::optional<int64_t> axis = kb.integer("axis");
+  bool valid = axis && *axis >= 0 &&
+               *axis < static_cast<int64_t>(data.size()) && data[*axis] >= 1 &&
+               indices.getRank() == int64_t(data.size()) &&
+               (indices.getElementType().isInteger(64) ||
+                indices.getElementType().isInteger(32));
+  for (unsigned d = 0; valid && d < data.size(); ++d)
+    valid = int64_t(d) == *axis || indices.getDimSize(d) <= data[d];
+  if (!valid)
+    return kb.launch.emitError("the generated ")
+           << kb.launch.getKernel()
+           << " needs i64 or i32 indices of the data's rank, within its "
+              "extents off an axis of size at least 1";
+  return static_cast<unsigned>(*axis);
+}
+
+} // namespace
+
+// gather_elements picks, like gather, by a sum over the axis's positions of
+// the one that the index names (no data-dependent addressing in the loop
+// dialect); sums run in order (scalar loops), so a picked -0 stays -0.
+LogicalResult buildGatherElements(KernelBuilder &kb) {
+  ArrayRef<int64_t> dataShape = kb.inputType(0).getShape();
+  FailureOr<unsigned> axis = gatherElementsAxis(kb, dataShape, kb.inputType(1));
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> shape = kb.inputType(1).getShape();
+  MLIRContext *context = kb.builder.getContext();
+  int64_t size = dataShape[*axis];
+  Value data = kb.input(0, dataShape);
+  Value indices = kb.input(1, shape);
+  Value output = kb.output(0, shape);
+  checkIndices(kb, indices, size);
+  Space whole(shape);
+  kb.fill(whole, {output, whole.addAllBut([](unsigned) { return false; })},
+          -0.0);
+  // Domain (p..., v): v, the data's position along the axis, is reduced.
+  unsigned rank = shape.size(), n = rank + 1;
+  SmallVector<int64_t> domain(shape);
+  domain.push_back(size);
+  SmallVector<bool> reduction(n, false);
+  reduction[rank] = true;
+  SmallVector<unsigned> dataDims, pointDims;
+  for (unsigned d = 0; d < rank; ++d) {
+    dataDims.push_back(d == *axis ? rank : d);
+    pointDims.push_back(d);
+  }
+  loop::NestOp nest = kb.nest(
+      domain, reduction, {data, indices}, {output},
+      {dimsMap(context, n, dataDims), dimsMap(context, n, pointDims),
+       dimsMap(context, n, pointDims)},
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value hit = namesPosition(b, loc, x[1],
+                                  loop::IndexOp::create(b, loc, rank), size);
+        Value term = arith::SelectOp::create(
+            b, loc, hit, x[0], constant(b, loc, x[0].getType(), -0.0));
+        return {arith::AddFOp::create(b, loc, x[2], term)};
+      });
+  loop::ScheduleAttr schedule = nest.getSchedule();
+  nest.setScheduleAttr(loop::ScheduleAttr::get(context, schedule.getParallel(),
+                                               schedule.getTile(), false));
+  return success();
+}
+
+LogicalResult buildGatherElementsBackward(KernelBuilder &kb) {
+  ArrayRef<int64_t> dataShape = kb.integers("data_shape");
+  FailureOr<unsigned> axis = gatherElementsAxis(kb, dataShape, kb.inputType(1));
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> shape = kb.inputType(1).getShape();
+  MLIRContext *context = kb.builder.getContext();
+  int64_t size = dataShape[*axis];
+  Value gradOutput = kb.input(0, shape);
+  Value indices = kb.input(1, shape);
+  Value gradData = kb.output(0, dataShape);
+  checkIndices(kb, indices, size);
+  Space whole(dataShape);
+  kb.fill(whole, {gradData, whole.addAllBut([](unsigned) { return false; })},
+          0.0);
+  // Domain (q..., j): q over the data the indices reach (the whole axis,
+  // the indices' extents off it), j over the indices along the axis,
+  // reduced in index order.
+  unsigned rank = shape.size(), n = rank + 1;
+  SmallVector<int64_t> domain;
+  for (unsigned d = 0; d < rank; ++d)
+    domain.push_back(d == *axis ? size : shape[d]);
+  domain.push_back(shape[*axis]);
+  SmallVector<bool> reduction(n, false);
+  reduction[rank] = true;
+  SmallVector<unsigned> pickDims, dataDims;
+  for (unsigned d = 0; d < rank; ++d) {
+    pickDims.push_back(d == *axis ? rank : d);
+    dataDims.push_back(d);
+  }
+  unsigned position = *axis;
+  kb.nest(domain, reduction, {gradOutput, indices}, {gradData},
+          {dimsMap(context, n, pickDims), dimsMap(context, n, pickDims),
+           dimsMap(context, n, dataDims)},
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value hit = namesPosition(
+                b, loc, x[1], loop::IndexOp::create(b, loc, position), size);
+            Value term = arith::SelectOp::create(
+                b, loc, hit, x[0], constant(b, loc, x[0].getType(), 0.0));
+            return {arith::AddFOp::create(b, loc, x[2], term)};
+          });
+  return success();
+}
+
 } // namespace trainc::conversion

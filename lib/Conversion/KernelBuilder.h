@@ -349,6 +349,8 @@ LogicalResult buildSliceBackward(KernelBuilder &kb);
 LogicalResult buildConcat(KernelBuilder &kb);
 LogicalResult buildGather(KernelBuilder &kb);
 LogicalResult buildGatherBackward(KernelBuilder &kb);
+LogicalResult buildGatherElements(KernelBuilder &kb);
+LogicalResult buildGatherElementsBackward(KernelBuilder &kb);
 /// graph.conv and its gradients, as windows over a zero-padded copy
 /// (GeneratedConvKernels.cpp).
 LogicalResult buildConv(KernelBuilder &kb);

@@ -179,6 +179,27 @@ LogicalResult importGather(NodeImporter &n) {
   return success();
 }
 
+LogicalResult importGatherElements(NodeImporter &n) {
+  auto type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  auto axis = n.normalizeAxis(n.getInt("axis", 0), type->getRank());
+  if (failed(axis))
+    return failure();
+  auto data = n.input(0);
+  if (failed(data))
+    return failure();
+  auto indices = n.input(1);
+  if (failed(indices))
+    return failure();
+  auto result = n.create<graph::GatherElementsOp>({*data, *indices},
+                                                  {n.i64Attr("axis", *axis)});
+  if (failed(result))
+    return failure();
+  n.setOutput(0, *result);
+  return success();
+}
+
 /// The shape of input `i`, whether its value is known or only its type.
 FailureOr<SmallVector<int64_t>> shapeOf(NodeImporter &n, unsigned i) {
   if (const KnownTensor *value = n.known(i))
@@ -514,6 +535,7 @@ void registerShapeHandlers(HandlerTable &table) {
   table["ConstantOfShape"] = importConstantOfShape;
   table["Shape"] = importShape;
   table["Gather"] = importGather;
+  table["GatherElements"] = importGatherElements;
   table["Unsqueeze"] = importUnsqueeze;
   table["Squeeze"] = importSqueeze;
   table["Concat"] = importConcat;

@@ -322,6 +322,24 @@ KernelResult gatherBackwardKernel(graph::GatherBackwardOp op,
   return result(std::move(gradData));
 }
 
+KernelResult gatherElementsBackwardKernel(graph::GatherElementsBackwardOp op,
+                                          const Values &values) {
+  const HostTensor &gradOutput = values[op.getGradOutput()];
+  const HostTensor &indices = values[op.getIndices()];
+  if (auto error = expectShape(gradOutput, indices.shape, "grad_output"))
+    return std::move(error);
+  // Scatter-add: an element picked twice receives both gradients.
+  HostTensor gradData = filled(op.getDataShape());
+  if (auto error =
+          forEachGatheredElement(op.getDataShape(), indices, op.getAxis(),
+                                 [&](int64_t outputFlat, int64_t dataFlat) {
+                                   gradData.data[dataFlat] +=
+                                       gradOutput.data[outputFlat];
+                                 }))
+    return std::move(error);
+  return result(std::move(gradData));
+}
+
 KernelResult sliceBackwardKernel(graph::SliceBackwardOp op,
                                  const Values &values) {
   const HostTensor &gradOutput = values[op.getGradOutput()];
@@ -372,6 +390,7 @@ void registerBackwardKernels(KernelTable &table) {
       batchNormTrainingBackwardKernel);
   table.add<graph::LayerNormBackwardOp>(layerNormBackwardKernel);
   table.add<graph::GatherBackwardOp>(gatherBackwardKernel);
+  table.add<graph::GatherElementsBackwardOp>(gatherElementsBackwardKernel);
   table.add<graph::SliceBackwardOp>(sliceBackwardKernel);
 }
 

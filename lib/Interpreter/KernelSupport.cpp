@@ -97,6 +97,38 @@ llvm::Error forEachGathered(ArrayRef<int64_t> dataShape, const HostTensor &indic
   return llvm::Error::success();
 }
 
+llvm::Error
+forEachGatheredElement(ArrayRef<int64_t> dataShape, const HostTensor &indices,
+                       int64_t axis,
+                       llvm::function_ref<void(int64_t, int64_t)> visit) {
+  size_t rank = dataShape.size();
+  if (axis < 0 || axis >= static_cast<int64_t>(rank) ||
+      indices.shape.size() != rank)
+    return kernelError("gather_elements needs indices of the data's rank "
+                       "and an axis of it");
+  for (size_t d = 0; d < rank; ++d)
+    if (static_cast<int64_t>(d) != axis && indices.shape[d] > dataShape[d])
+      return kernelError("gather_elements indices exceed the data in dim " +
+                         std::to_string(d));
+  int64_t size = dataShape[axis];
+  for (double index : indices.data)
+    if (toIndex(index) < -size || toIndex(index) >= size)
+      return kernelError("index " + std::to_string(toIndex(index)) +
+                         " is out of range for a dim of size " +
+                         std::to_string(size));
+  llvm::SmallVector<int64_t> dataStrides = stridesOf(dataShape);
+  llvm::SmallVector<int64_t> dataIndex(rank);
+  int64_t flat = 0;
+  forEachIndex(indices.shape, [&](ArrayRef<int64_t> index) {
+    llvm::copy(index, dataIndex.begin());
+    int64_t position = toIndex(indices.data[flat]);
+    dataIndex[axis] = position < 0 ? position + size : position;
+    visit(flat, ravel(dataIndex, dataStrides));
+    ++flat;
+  });
+  return llvm::Error::success();
+}
+
 BroadcastIndexer::BroadcastIndexer(llvm::ArrayRef<int64_t> resultShape,
                                    llvm::ArrayRef<int64_t> operandShape)
     : resultShape(resultShape), strides(resultShape.size(), 0) {

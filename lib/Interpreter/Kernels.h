@@ -108,6 +108,15 @@ llvm::Error forEachGathered(llvm::ArrayRef<int64_t> dataShape,
                             const HostTensor &indices, int64_t axis,
                             llvm::function_ref<void(int64_t, int64_t)> visit);
 
+/// Calls `visit(outputFlat, dataFlat)` for every element of
+/// gather_elements(data, indices, axis): the output has the indices' shape
+/// and element p reads data[p with p[axis] = indices[p]]. Fails if an index
+/// is out of range or the indices exceed the data off the axis.
+llvm::Error
+forEachGatheredElement(llvm::ArrayRef<int64_t> dataShape,
+                       const HostTensor &indices, int64_t axis,
+                       llvm::function_ref<void(int64_t, int64_t)> visit);
+
 /// Maps row-major elements of a broadcast result back to one operand.
 class BroadcastIndexer {
 public:

@@ -179,6 +179,21 @@ KernelResult gatherKernel(graph::GatherOp op, const Values &values) {
   return result(std::move(output));
 }
 
+KernelResult gatherElementsKernel(graph::GatherElementsOp op,
+                                  const Values &values) {
+  const HostTensor &data = values[op.getData()];
+  const HostTensor &indices = values[op.getIndices()];
+  HostTensor output = filled(indices.shape);
+  if (auto error =
+          forEachGatheredElement(data.shape, indices, op.getAxis(),
+                                 [&](int64_t outputFlat, int64_t dataFlat) {
+                                   output.data[outputFlat] =
+                                       data.data[dataFlat];
+                                 }))
+    return std::move(error);
+  return result(std::move(output));
+}
+
 } // namespace
 
 void registerTensorKernels(KernelTable &table) {
@@ -188,6 +203,7 @@ void registerTensorKernels(KernelTable &table) {
   table.add<graph::ConcatOp>(concatKernel);
   table.add<graph::SliceOp>(sliceKernel);
   table.add<graph::GatherOp>(gatherKernel);
+  table.add<graph::GatherElementsOp>(gatherElementsKernel);
 }
 
 } // namespace trainc::interpreter

@@ -223,6 +223,31 @@ TEST_CASE("generated gather and gather_backward match the interpreter",
                  1e-6);
 }
 
+TEST_CASE("generated gather_elements and its gradient match the interpreter",
+          "[generated][gather]") {
+  Shape dataShape = {4, 5, 33};
+  for (DType indexType : {DType::I64, DType::I32})
+    for (int64_t axis = 0; axis < 3; ++axis) {
+      Shape shape = {3, 4, 17};
+      shape[axis] = 6;
+      int64_t size = dataShape[axis];
+      HostTensor indices = randomIntegers(indexType, shape, -size, size - 1);
+      INFO("axis " << axis);
+      HostTensor data = randomTensor(DType::F32, dataShape);
+      data.data[1] = -0.0;
+      checkGeneratedBits({"graph.gather_elements",
+                          {data, indices},
+                          {{DType::F32, shape}},
+                          {integer("axis", axis)}});
+      // Repeated indices sum in f32, the interpreter in double.
+      checkGenerated({"graph.gather_elements_backward",
+                      {randomTensor(DType::F32, shape), indices},
+                      {{DType::F32, dataShape}},
+                      {ints("data_shape", dataShape), integer("axis", axis)}},
+                     1e-6);
+    }
+}
+
 TEST_CASE("generated gather reports the reference's error for an index out "
           "of range",
           "[generated][gather]") {

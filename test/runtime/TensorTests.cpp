@@ -145,6 +145,29 @@ TEST_CASE("gather along every axis with negative and repeated indices",
            {integer("axis", 0)}});
 }
 
+TEST_CASE("gather_elements and its gradient along every axis", "[tensor]") {
+  // Indices smaller than the data off the axis, longer along it, negative
+  // and repeated.
+  Shape dataShape = {4, 5, 6};
+  for (DType indexType : {DType::I64, DType::I32})
+    for (int64_t axis = 0; axis < 3; ++axis) {
+      Shape shape = {3, 4, 5};
+      shape[axis] = 7;
+      int64_t size = dataShape[axis];
+      HostTensor indices = randomIntegers(indexType, shape, -size, size - 1);
+      for (DType dtype : kTypes)
+        checkOp({"graph.gather_elements",
+                 {someTensor(dtype, dataShape), indices},
+                 {{dtype, shape}},
+                 {integer("axis", axis)}});
+      for (DType dtype : {DType::F32, DType::F64})
+        checkOp({"graph.gather_elements_backward",
+                 {someTensor(dtype, shape), indices},
+                 {{dtype, dataShape}},
+                 {ints("data_shape", dataShape), integer("axis", axis)}});
+    }
+}
+
 TEST_CASE("constant writes its value attribute", "[tensor]") {
   // The interpreter reads `value` as a dense elements attribute; the
   // runtime's descriptor carries the same numbers comma-separated.

@@ -232,12 +232,13 @@ std::vector<GradientCase> tensorCases() {
        {2, 12}},
       {"transpose",
        {param("p", T234)},
-       "  %y = graph.transpose %p {perm = array<i64: 2, 0, 1>} : (tensor<" + T234 +
-           ">) -> tensor<4x2x3xf64>",
+       "  %y = graph.transpose %p {perm = array<i64: 2, 0, 1>} : (tensor<" +
+           T234 + ">) -> tensor<4x2x3xf64>",
        {4, 2, 3}},
       {"expand",
        {param("p", "3x1xf64")},
-       "  %y = graph.expand %p {shape = array<i64: 2, 1, 4>} : (tensor<3x1xf64>) -> "
+       "  %y = graph.expand %p {shape = array<i64: 2, 1, 4>} : "
+       "(tensor<3x1xf64>) -> "
        "tensor<2x3x4xf64>",
        {2, 3, 4}},
       {"concat",
@@ -247,9 +248,18 @@ std::vector<GradientCase> tensorCases() {
        {2, 8}},
       {"slice with steps 2 and -1",
        {param("p", "5x6xf64")},
-       "  %y = graph.slice %p {starts = array<i64: 1, 5>, ends = array<i64: 5, 0>, "
+       "  %y = graph.slice %p {starts = array<i64: 1, 5>, ends = array<i64: 5, "
+       "0>, "
        "steps = array<i64: 2, -1>} : (tensor<5x6xf64>) -> tensor<2x5xf64>",
        {2, 5}},
+      {"gather_elements with repeated indices",
+       {param("p", "3x5xf64"), input("i", "3x4xi64")},
+       "  %y = graph.gather_elements %p, %i {axis = 1 : i64} : "
+       "(tensor<3x5xf64>, tensor<3x4xi64>) -> tensor<3x4xf64>",
+       {3, 4},
+       -1,
+       1,
+       /*integerHigh=*/4},
       {"gather with repeated indices",
        {param("p", "3x5xf64"), input("i", "2x3xi64")},
        "  %y = graph.gather %p, %i {axis = 1 : i64} : (tensor<3x5xf64>, "

@@ -115,6 +115,9 @@ const Case kCases[] = {
     {"test_flatten_negative_axis2", "data movement"},
     {"test_flatten_negative_axis3", "data movement"},
     {"test_flatten_negative_axis4", "data movement"},
+    {"test_gather_elements_0", "data movement"},
+    {"test_gather_elements_1", "data movement"},
+    {"test_gather_elements_negative_indices", "data movement"},
     {"test_gather_0", "data movement"},
     {"test_gather_1", "data movement"},
     {"test_gather_2d_indices", "data movement"},
@@ -399,6 +402,7 @@ const std::set<std::string> kSupportedOps = {
     "LessOrEqual", "GreaterOrEqual", "Where", "ReduceSum", "ReduceMean",
     "ReduceMax", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze",
     "Unsqueeze", "Transpose", "Expand", "Concat", "Slice", "Gather",
+    "GatherElements",
     "Constant", "ConstantOfShape", "Shape", "MatMul", "Gemm", "Conv",
     "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
     "LayerNormalization", "Dropout"};
@@ -453,7 +457,7 @@ TEST_CASE("ONNX node tests: reductions and softmax", "[onnx]") {
 }
 
 TEST_CASE("ONNX node tests: data movement", "[onnx]") {
-  runFamily("data movement", 73);
+  runFamily("data movement", 76);
 }
 
 TEST_CASE("ONNX node tests: neural network ops", "[onnx]") {

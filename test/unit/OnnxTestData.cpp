@@ -44,7 +44,7 @@ const std::map<std::string, int64_t> &sinceVersionAt13() {
       {"AveragePool", 11}, {"Conv", 11},
       {"MaxPool", 12},     {"GlobalAveragePool", 1},
       {"Not", 1},          {"ConstantOfShape", 9},
-      {"And", 7}};
+      {"And", 7},          {"GatherElements", 11}};
   return versions;
 }
 

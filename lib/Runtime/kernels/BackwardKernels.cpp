@@ -255,6 +255,36 @@ bool layerNormBackwardKernel(const Launch &launch, void *const *inputs,
 // Gather and slice
 //===----------------------------------------------------------------------===//
 
+bool gatherElementsBackwardKernel(const Launch &launch, void *const *inputs,
+                                  void *const *outputs, std::string &error) {
+  if (!checkArity(launch, 2, 2, 1, 1, error))
+    return false;
+  Attributes attributes(launch);
+  Shape dataShape = attributes.integers("data_shape");
+  int64_t axis = attributes.integer("axis");
+  if (!attributes.ok(error))
+    return false;
+  const OperandInfo &gradOutput = launch.inputs[0], &indices = launch.inputs[1];
+  std::vector<int64_t> sources;
+  if (!gatherElementsSources(launch, dataShape, indices, inputs[1], axis,
+                             sources, error) ||
+      !checkShape(launch, gradOutput, indices.shape, "grad_output", error) ||
+      !checkOutput(launch, 0, gradOutput.dtype, dataShape, error))
+    return false;
+  return withFloat(launch, gradOutput.dtype, error, [&](auto tag) {
+    using T = decltype(tag);
+    const T *dy = static_cast<const T *>(inputs[0]);
+    T *dx = static_cast<T *>(outputs[0]);
+    std::fill(
+        dx, dx + product(dataShape.data(), dataShape.data() + dataShape.size()),
+        T(0));
+    // Scatter-add in index order: an element picked twice gets both.
+    for (size_t j = 0; j < sources.size(); ++j)
+      dx[sources[j]] += dy[j];
+    return true;
+  });
+}
+
 bool gatherBackwardKernel(const Launch &launch, void *const *inputs,
                           void *const *outputs, std::string &error) {
   if (!checkArity(launch, 2, 2, 1, 1, error))
@@ -345,6 +375,8 @@ void registerBackwardKernels() {
                      batchNormBackwardKernel);
   TRAINC_RT_REGISTER("graph.layer_norm_backward", ref, layerNormBackwardKernel);
   TRAINC_RT_REGISTER("graph.gather_backward", ref, gatherBackwardKernel);
+  TRAINC_RT_REGISTER("graph.gather_elements_backward", ref,
+                     gatherElementsBackwardKernel);
   TRAINC_RT_REGISTER("graph.slice_backward", ref, sliceBackwardKernel);
 }
 

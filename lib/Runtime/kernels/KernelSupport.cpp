@@ -533,6 +533,49 @@ bool makeGatherShape(const Launch &launch, const Shape &dataShape,
   return true;
 }
 
+bool gatherElementsSources(const Launch &launch, const Shape &dataShape,
+                           const OperandInfo &indices, const void *indexData,
+                           int64_t axis, std::vector<int64_t> &sources,
+                           std::string &error) {
+  size_t rank = dataShape.size();
+  if (axis < 0 || axis >= static_cast<int64_t>(rank))
+    return fail(launch, error, "gather_elements axis is out of range");
+  if (!isIndexType(indices.dtype))
+    return fail(launch, error, "indices must be i32 or i64");
+  if (indices.shape.size() != rank)
+    return fail(launch, error, "indices and data have different ranks");
+  for (size_t d = 0; d < rank; ++d)
+    if (static_cast<int64_t>(d) != axis && indices.shape[d] > dataShape[d])
+      return fail(launch, error,
+                  "indices exceed the data in dim " + std::to_string(d));
+  Shape dataStrides = stridesOf(dataShape);
+  int64_t size = dataShape[axis], count = indices.numElements();
+  sources.resize(count);
+  Shape index(rank, 0);
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t value = indexAt(indexData, indices.dtype, j);
+    if (value < -size || value >= size)
+      return fail(launch, error,
+                  "index " + std::to_string(value) +
+                      " is out of range for a dim of size " +
+                      std::to_string(size));
+    int64_t flat = 0;
+    for (size_t d = 0; d < rank; ++d)
+      flat +=
+          (static_cast<int64_t>(d) == axis ? (value < 0 ? value + size : value)
+                                           : index[d]) *
+          dataStrides[d];
+    sources[j] = flat;
+    // The next row-major position of the indices.
+    for (size_t d = rank; d-- > 0;)
+      if (++index[d] < indices.shape[d])
+        break;
+      else
+        index[d] = 0;
+  }
+  return true;
+}
+
 bool checkConv(const Launch &launch, ConvShape &conv, std::string &error) {
   if (!checkArity(launch, 2, 3, 1, 1, error))
     return false;

@@ -542,6 +542,15 @@ bool makeGatherShape(const Launch &launch, const Shape &dataShape,
                      const OperandInfo &indices, const void *indexData,
                      int64_t axis, GatherShape &gather, std::string &error);
 
+/// gather_elements along `axis`: for each element of the indices (and of
+/// the output, shaped alike) the flat position in the data it reads.
+/// Checks the ranks, the extents off the axis, the index dtype and every
+/// index against the data.
+bool gatherElementsSources(const Launch &launch, const Shape &dataShape,
+                           const OperandInfo &indices, const void *indexData,
+                           int64_t axis, std::vector<int64_t> &sources,
+                           std::string &error);
+
 /// The result shape of a normalized slice (TensorKernels.cpp).
 bool sliceGeometry(const Launch &launch, const Shape &inputShape,
                    const Shape &starts, const Shape &ends, const Shape &steps,

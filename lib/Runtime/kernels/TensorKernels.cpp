@@ -283,6 +283,28 @@ bool gatherKernel(const Launch &launch, void *const *inputs,
   return true;
 }
 
+bool gatherElementsKernel(const Launch &launch, void *const *inputs,
+                          void *const *outputs, std::string &error) {
+  if (!checkArity(launch, 2, 2, 1, 1, error))
+    return false;
+  Attributes attributes(launch);
+  int64_t axis = attributes.integer("axis");
+  if (!attributes.ok(error))
+    return false;
+  const OperandInfo &data = launch.inputs[0], &indices = launch.inputs[1];
+  std::vector<int64_t> sources;
+  if (!gatherElementsSources(launch, data.shape, indices, inputs[1], axis,
+                             sources, error) ||
+      !checkOutput(launch, 0, data.dtype, indices.shape, error))
+    return false;
+  size_t bytes = dtypeSize(data.dtype);
+  const char *x = static_cast<const char *>(inputs[0]);
+  char *y = static_cast<char *>(outputs[0]);
+  for (size_t j = 0; j < sources.size(); ++j)
+    std::memcpy(y + j * bytes, x + sources[j] * bytes, bytes);
+  return true;
+}
+
 bool constantKernel(const Launch &launch, void *const *inputs,
                     void *const *outputs, std::string &error) {
   if (!checkArity(launch, 0, 0, 1, 1, error))
@@ -380,6 +402,7 @@ void registerTensorKernels() {
   TRAINC_RT_REGISTER("graph.concat", ref, concatKernel);
   TRAINC_RT_REGISTER("graph.slice", ref, sliceKernel);
   TRAINC_RT_REGISTER("graph.gather", ref, gatherKernel);
+  TRAINC_RT_REGISTER("graph.gather_elements", ref, gatherElementsKernel);
   TRAINC_RT_REGISTER("graph.random_mask", ref, randomMaskKernel);
 }
 
