@@ -73,7 +73,8 @@ llvm::Error optimizeForCpu(llvm::Module &module, const std::string &cpu);
 /// Generated kernels compiled as `trainc compile` compiles them for `cpu`.
 struct KernelObject {
   std::string object;
-  /// Wall-clock seconds of LLVM's O3 pipeline and of code generation.
+  /// CPU seconds (of the compiling thread) of LLVM's O3 pipeline and of
+  /// code generation.
   double optimizeSeconds = 0, codegenSeconds = 0;
 };
 

@@ -34,6 +34,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -1183,11 +1184,38 @@ def dependents(g, steps, s):
     return out
 
 
+def signature(finding):
+    """What must stay the same while reducing: the kind, and for an error
+    or a crash its message without locations, names and numbers."""
+    if finding["kind"] in ("error", "crash"):
+        message = re.sub(r"loc\(.*\)\): ", "", finding["detail"])
+        return finding["kind"], re.sub(r"[0-9]+", "N", message.split(": ")[-1])[:60]
+    return finding["kind"], ""
+
+
+def at_least_as_safe(src, out):
+    """Whether readers of a value `out` may read `src` instead: it must
+    promise what `out` promised (bounded, positive, free of ties), or a
+    rewired reader may compute what is not comparable (a MaxPool of ties,
+    a Log of a negative) and fail for another reason."""
+    return ((src.bounded or not out.bounded) and (src.positive or not out.positive)
+            and (out.ties or not src.ties))
+
+
 def reduce_finding(g, steps, finding, trainc, dispatch, work):
     """Greedy delta debugging: drop steps (with their dependents, or
-    rewiring their readers to a same-shaped input) while the failure keeps
-    its kind."""
-    same = lambda f: f is not None and f["kind"] == finding["kind"]
+    rewiring their readers to a same-shaped, as constrained input) while
+    the failure keeps its signature."""
+    wanted = signature(finding)
+
+    def same(f):
+        return f is not None and signature(f) == wanted
+
+    def attempt(trial):
+        try:
+            return check(g, trial, trainc, dispatch, work)
+        except Exception:  # a graph the twin cannot run: not the same
+            return None
     changed = True
     while changed:
         changed = False
@@ -1198,7 +1226,8 @@ def reduce_finding(g, steps, finding, trainc, dispatch, work):
             candidates = []
             # Rewire: readers of s read its first input instead.
             src = s.inputs[0]
-            if g.values()[src].shape == s.out.shape:
+            value = g.values()[src]
+            if value.shape == s.out.shape and at_least_as_safe(value, s.out):
                 candidates.append(("rewire", src))
             candidates.append(("drop", None))
             for how, src in candidates:
@@ -1210,7 +1239,7 @@ def reduce_finding(g, steps, finding, trainc, dispatch, work):
                     saved = [(t, list(t.inputs)) for t in trial]
                     for t in trial:
                         t.inputs = [src if j == index else j for j in t.inputs]
-                f = check(g, trial, trainc, dispatch, work)
+                f = attempt(trial)
                 if same(f):
                     steps[:] = trial
                     finding = f

@@ -141,7 +141,7 @@ void checkCompilesQuickly(const OpCase &c, const std::string &cpu) {
   auto object = compileLoopKernels(*kernels, cpu);
   if (!object)
     FAIL(llvm::toString(object.takeError()));
-  INFO("compiling for " << cpu << ": O3 " << object->optimizeSeconds
+  INFO("compiling for " << cpu << " (CPU time): O3 " << object->optimizeSeconds
                         << " s, code generation " << object->codegenSeconds
                         << " s");
   CHECK(object->optimizeSeconds + object->codegenSeconds <
@@ -186,8 +186,10 @@ GeneratedRun runGenerated(const OpCase &c) {
   std::string name = kernelFunction.getSymName().str();
   std::string translateError;
   mlir::ExecutionEngineOptions options;
-  options.llvmModuleBuilder = [&](mlir::Operation *op,
-                                  llvm::LLVMContext &llvmContext) {
+  // The options hold function_refs: the callables must outlive create().
+  auto buildModule =
+      [&](mlir::Operation *op,
+          llvm::LLVMContext &llvmContext) -> std::unique_ptr<llvm::Module> {
     auto translated = loop::translateLoopKernels(
         mlir::cast<mlir::ModuleOp>(op), llvmContext);
     if (!translated) {
@@ -198,11 +200,13 @@ GeneratedRun runGenerated(const OpCase &c) {
     }
     return std::move(*translated);
   };
+  options.llvmModuleBuilder = buildModule;
   // LLVM's O3 for the host, as `trainc compile` optimizes: without the
   // target's cost models, O3 unrolls masked vector loops completely.
-  options.transformer = [](llvm::Module *module) {
+  auto optimizeModule = [](llvm::Module *module) {
     return optimizeForCpu(*module, testCpu());
   };
+  options.transformer = optimizeModule;
   auto engine = mlir::ExecutionEngine::create(*kernels, options);
   if (!engine)
     FAIL(llvm::toString(engine.takeError()) << "\n" << translateError);

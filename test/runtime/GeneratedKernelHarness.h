@@ -26,8 +26,9 @@ struct GeneratedRun {
   std::optional<std::string> checkFailure;
 };
 
-/// The most seconds LLVM may take (O3 and code generation) on one
-/// generated kernel of the tests, for any CPU.
+/// The most CPU seconds LLVM may take (O3 and code generation) on one
+/// generated kernel of the tests, for any CPU (0.27 s at most on a Sapphire
+/// Rapids; the AVX2 bug of docs/PERFORMANCE.md took 27 s to minutes).
 inline constexpr double kMaxKernelCompileSeconds = 5.0;
 
 /// Compiles and runs the case. The kernel is scheduled and optimized for
