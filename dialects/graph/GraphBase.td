@@ -16,6 +16,7 @@ include "mlir/IR/AttrTypeBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "dialects/graph/GradientInterface.td"
+include "dialects/graph/CastClass.td"
 
 def Graph_Dialect : Dialect {
   let name = "graph";

@@ -42,3 +42,15 @@ Operation *GraphDialect::materializeConstant(OpBuilder &builder,
 
 #define GET_OP_CLASSES
 #include "dialects/graph/GraphOps.cpp.inc"
+
+std::optional<CastClass> trainc::graph::getCastClass(Operation *op) {
+  if (op->hasTrait<OpTrait::CastLow>())
+    return CastClass::Low;
+  if (op->hasTrait<OpTrait::CastFp32>())
+    return CastClass::Fp32;
+  if (op->hasTrait<OpTrait::CastFollow>())
+    return CastClass::Follow;
+  if (op->hasTrait<OpTrait::CastFixed>())
+    return CastClass::Fixed;
+  return std::nullopt;
+}

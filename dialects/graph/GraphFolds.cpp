@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace trainc::graph;
@@ -80,9 +81,43 @@ OpFoldResult DropoutOp::fold(FoldAdaptor) {
   return getRatio().isZero() ? getInput() : OpFoldResult();
 }
 
+/// Whether every value of float type `from` is exactly a value of `to`
+/// (bf16 and f16 in f32; f32 in f64).
+static bool widensExactly(Type from, Type to) {
+  auto narrow = dyn_cast<FloatType>(from);
+  auto wide = dyn_cast<FloatType>(to);
+  return narrow && wide &&
+         APFloat::isRepresentableBy(narrow.getFloatSemantics(),
+                                    wide.getFloatSemantics());
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // cast(cast(x, B), C) is cast(x, C) when x widens to B exactly; with
+  // C = x's type that is x itself (bf16 -> f32 -> bf16).
+  if (auto inner = getInput().getDefiningOp<CastOp>()) {
+    Value source = inner.getInput();
+    if (widensExactly(mlir::getElementTypeOrSelf(source.getType()),
+                      mlir::getElementTypeOrSelf(inner.getType()))) {
+      if (source.getType() == getType())
+        return source;
+      getInputMutable().assign(source);
+      return getResult();
+    }
+  }
+  // Float constants between float types, rounded to nearest even.
+  auto floats = dyn_cast_or_null<DenseFPElementsAttr>(adaptor.getInput());
+  auto toFloat = dyn_cast<FloatType>(getType().getElementType());
+  if (floats && toFloat) {
+    return floats.mapValues(toFloat, [&](const APFloat &value) {
+      APFloat rounded = value;
+      bool lost;
+      rounded.convert(toFloat.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                      &lost);
+      return rounded.bitcastToAPInt();
+    });
+  }
   auto values = intValues(adaptor.getInput());
   auto to = dyn_cast<IntegerType>(getType().getElementType());
   if (!values || !to)

@@ -9,6 +9,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+
 #include "dialects/graph/GraphDialect.h.inc"
 
 namespace trainc::graph::OpTrait {
@@ -17,6 +19,16 @@ namespace trainc::graph::OpTrait {
 template <typename ConcreteType>
 class NonDifferentiable
     : public mlir::OpTrait::TraitBase<ConcreteType, NonDifferentiable> {};
+
+// The cast classes of automatic mixed precision; see CastClass.td.
+template <typename ConcreteType>
+class CastLow : public mlir::OpTrait::TraitBase<ConcreteType, CastLow> {};
+template <typename ConcreteType>
+class CastFp32 : public mlir::OpTrait::TraitBase<ConcreteType, CastFp32> {};
+template <typename ConcreteType>
+class CastFollow : public mlir::OpTrait::TraitBase<ConcreteType, CastFollow> {};
+template <typename ConcreteType>
+class CastFixed : public mlir::OpTrait::TraitBase<ConcreteType, CastFixed> {};
 } // namespace trainc::graph::OpTrait
 
 #include "dialects/graph/GradientInterface.h.inc"
@@ -25,6 +37,13 @@ class NonDifferentiable
 #include "dialects/graph/GraphOps.h.inc"
 
 namespace trainc::graph {
+
+/// How an op takes part in mixed precision (CastClass.td).
+enum class CastClass { Low, Fp32, Follow, Fixed };
+
+/// The cast class `op` declares, or nullopt for an op that declares none
+/// (ops of other dialects; every graph op declares one).
+std::optional<CastClass> getCastClass(mlir::Operation *op);
 
 /// Argument attribute naming an initializer's role in `@forward`.
 inline constexpr llvm::StringLiteral kRoleAttrName = "graph.role";

@@ -16,7 +16,7 @@ include "dialects/graph/GraphBase.td"
 // Constants
 //===----------------------------------------------------------------------===//
 
-def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, Pure,
+def Graph_ConstantOp : Graph_Op<"constant", [Graph_CastFixed, ConstantLike, Pure,
                                              Graph_NonDifferentiable]> {
   let summary = "A small constant tensor (shape values, ONNX Constant nodes)";
   let description = [{
@@ -35,75 +35,75 @@ def Graph_ConstantOp : Graph_Op<"constant", [ConstantLike, Pure,
 //===----------------------------------------------------------------------===//
 
 def Graph_IdentityOp : Graph_UnaryOp<"identity", Graph_Tensor,
-                                 [Graph_Differentiable]> {
+                                 [Graph_CastFollow, Graph_Differentiable]> {
   let summary = "Identity (ONNX Identity)";
   let hasFolder = 1;
 }
 def Graph_NegOp : Graph_UnaryOp<"neg", Graph_Tensor,
-                                 [Graph_Differentiable]> {
+                                 [Graph_CastFollow, Graph_Differentiable]> {
   let summary = "Elementwise negation";
   let hasFolder = 1;
 }
 def Graph_AbsOp : Graph_UnaryOp<"abs", Graph_Tensor,
-                                 [Graph_Differentiable]> {
+                                 [Graph_CastFollow, Graph_Differentiable]> {
   let summary = "Elementwise absolute value";
 }
 def Graph_SqrtOp : Graph_UnaryOp<"sqrt", Graph_FloatTensor,
-                                 [Graph_Differentiable]> {
+                                 [Graph_CastFp32, Graph_Differentiable]> {
   let summary = "Elementwise square root";
 }
 def Graph_ExpOp : Graph_UnaryOp<"exp", Graph_FloatTensor,
-                                 [Graph_Differentiable]> {
+                                 [Graph_CastFp32, Graph_Differentiable]> {
   let summary = "Elementwise e^x";
 }
 def Graph_LogOp : Graph_UnaryOp<"log", Graph_FloatTensor,
-                                 [Graph_Differentiable]> {
+                                 [Graph_CastFp32, Graph_Differentiable]> {
   let summary = "Elementwise natural logarithm";
 }
 def Graph_TanhOp : Graph_UnaryOp<"tanh", Graph_FloatTensor,
-                                 [Graph_Differentiable]> {
+                                 [Graph_CastFollow, Graph_Differentiable]> {
   let summary = "Elementwise hyperbolic tangent";
 }
 def Graph_SigmoidOp : Graph_UnaryOp<"sigmoid", Graph_FloatTensor,
-                                 [Graph_Differentiable]> {
+                                 [Graph_CastFollow, Graph_Differentiable]> {
   let summary = "Elementwise logistic function 1 / (1 + e^-x)";
 }
 def Graph_ReluOp : Graph_UnaryOp<"relu", Graph_FloatTensor,
-                                 [Graph_Differentiable]> {
+                                 [Graph_CastFollow, Graph_Differentiable]> {
   let summary = "Elementwise max(x, 0)";
 }
 def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor,
-                                 [Graph_Differentiable]> {
+                                 [Graph_CastFp32, Graph_Differentiable]> {
   let summary = "Elementwise Gauss error function";
 }
 def Graph_ReciprocalOp : Graph_UnaryOp<"reciprocal", Graph_FloatTensor,
-                                 [Graph_Differentiable]> {
+                                 [Graph_CastFp32, Graph_Differentiable]> {
   let summary = "Elementwise 1 / x";
 }
 
 def Graph_LeakyReluOp : Graph_UnaryOp<"leaky_relu", Graph_FloatTensor,
-                                       [Graph_Differentiable]> {
+                                       [Graph_CastFollow, Graph_Differentiable]> {
   let summary = "Elementwise x >= 0 ? x : alpha * x";
   let arguments = (ins Graph_FloatTensor:$input,
                        DefaultValuedAttr<F64Attr, "0.01">:$alpha);
 }
 
 def Graph_GeluOp : Graph_UnaryOp<"gelu", Graph_FloatTensor,
-                                  [Graph_Differentiable]> {
+                                  [Graph_CastFollow, Graph_Differentiable]> {
   let summary = "GELU, exact (erf) or tanh approximation (ONNX Gelu-20)";
   let arguments = (ins Graph_FloatTensor:$input,
                        DefaultValuedAttr<BoolAttr, "false">:$tanh_approximation);
 }
 
 def Graph_ClipOp : Graph_UnaryOp<"clip", Graph_FloatTensor,
-                                  [Graph_Differentiable]> {
+                                  [Graph_CastFollow, Graph_Differentiable]> {
   let summary = "Elementwise clamp to [min, max]; a missing bound is open";
   let arguments = (ins Graph_FloatTensor:$input,
                        OptionalAttr<F64Attr>:$min,
                        OptionalAttr<F64Attr>:$max);
 }
 
-def Graph_DropoutOp : Graph_UnaryOpBase<"dropout", Graph_FloatTensor> {
+def Graph_DropoutOp : Graph_UnaryOpBase<"dropout", Graph_FloatTensor, [Graph_CastFollow]> {
   let summary = "Training-mode dropout with keep probability 1 - ratio";
   let description = [{
     Zeroes each element with probability `ratio` and scales the rest by
@@ -118,7 +118,7 @@ def Graph_DropoutOp : Graph_UnaryOpBase<"dropout", Graph_FloatTensor> {
   let hasFolder = 1;
 }
 
-def Graph_CastOp : Graph_FunctionalOp<"cast", [Pure, Graph_Differentiable]> {
+def Graph_CastOp : Graph_FunctionalOp<"cast", [Graph_CastFixed, Pure, Graph_Differentiable]> {
   let summary = "Elementwise conversion to the element type `to`";
   let arguments = (ins Graph_Tensor:$input, TypeAttr:$to);
   let results = (outs Graph_Tensor:$output);
@@ -131,7 +131,7 @@ def Graph_CastOp : Graph_FunctionalOp<"cast", [Pure, Graph_Differentiable]> {
 
 class Graph_ArithOp<string mnemonic>
     : Graph_BroadcastOp<mnemonic, Graph_Tensor, Graph_Tensor,
-                        [Graph_Differentiable]> {
+                        [Graph_CastFollow, Graph_Differentiable]> {
   let description = [{
     Elementwise with ONNX multidirectional (numpy) broadcasting. Both
     operands have the same element type.
@@ -146,13 +146,13 @@ def Graph_DivOp : Graph_ArithOp<"div"> {
 }
 
 def Graph_PowOp : Graph_BroadcastOp<"pow", Graph_Tensor, Graph_Tensor,
-                                     [Graph_Differentiable]> {
+                                     [Graph_CastFp32, Graph_Differentiable]> {
   let summary = "lhs ^ rhs with broadcasting; result has lhs's element type";
 }
 
 class Graph_CompareOp<string mnemonic>
     : Graph_BroadcastOp<mnemonic, Graph_Tensor, Graph_BoolTensor,
-                        [Graph_NonDifferentiable]> {
+                        [Graph_CastFollow, Graph_NonDifferentiable]> {
   let description = [{
     Elementwise comparison with broadcasting; the result is `i1`.
   }];
@@ -169,23 +169,23 @@ def Graph_GreaterEqualOp : Graph_CompareOp<"greater_equal"> {
 }
 
 def Graph_NotOp : Graph_UnaryOp<"not", Graph_BoolTensor,
-                                 [Graph_NonDifferentiable]> {
+                                 [Graph_CastFollow, Graph_NonDifferentiable]> {
   let summary = "Elementwise logical negation";
 }
 
 def Graph_AndOp : Graph_BroadcastOp<"and", Graph_BoolTensor, Graph_BoolTensor,
-                                    [Graph_NonDifferentiable]> {
+                                    [Graph_CastFollow, Graph_NonDifferentiable]> {
   let summary = "Elementwise logical and, with broadcasting";
 }
 
-def Graph_IsNaNOp : Graph_FunctionalOp<"is_nan", [Pure,
+def Graph_IsNaNOp : Graph_FunctionalOp<"is_nan", [Graph_CastFollow, Pure,
                                                   Graph_NonDifferentiable]> {
   let summary = "Whether each element is a NaN (`i1`)";
   let arguments = (ins Graph_FloatTensor:$input);
   let results = (outs Graph_BoolTensor:$output);
 }
 
-def Graph_WhereOp : Graph_FunctionalOp<"where", [Pure, Graph_Differentiable]> {
+def Graph_WhereOp : Graph_FunctionalOp<"where", [Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "condition ? lhs : rhs, all three broadcast together";
   let arguments = (ins Graph_BoolTensor:$condition, Graph_Tensor:$lhs,
                        Graph_Tensor:$rhs);
@@ -196,8 +196,9 @@ def Graph_WhereOp : Graph_FunctionalOp<"where", [Pure, Graph_Differentiable]> {
 // Reductions and normalizing activations
 //===----------------------------------------------------------------------===//
 
-class Graph_ReduceOp<string mnemonic>
-    : Graph_FunctionalOp<mnemonic, [Pure, Graph_Differentiable]> {
+class Graph_ReduceOp<string mnemonic, list<Trait> traits>
+    : Graph_FunctionalOp<mnemonic,
+                         !listconcat(traits, [Pure, Graph_Differentiable])> {
   let description = [{
     Reduces over `axes` (sorted, non-negative, unique; the importer turns
     ONNX's "no axes" into the full list). `keepdims` keeps reduced
@@ -207,14 +208,15 @@ class Graph_ReduceOp<string mnemonic>
                        DefaultValuedAttr<BoolAttr, "true">:$keepdims);
   let results = (outs Graph_Tensor:$output);
 }
-def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum"> { let summary = "Sum"; }
-def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean"> {
+def Graph_ReduceSumOp : Graph_ReduceOp<"reduce_sum", [Graph_CastFp32]> { let summary = "Sum"; }
+def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", [Graph_CastFp32]> {
   let summary = "Arithmetic mean";
 }
-def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max"> { let summary = "Max"; }
+def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", [Graph_CastFollow]> { let summary = "Max"; }
 
 class Graph_SoftmaxLikeOp<string mnemonic>
-    : Graph_UnaryOp<mnemonic, Graph_FloatTensor, [Graph_Differentiable]> {
+    : Graph_UnaryOp<mnemonic, Graph_FloatTensor,
+                    [Graph_CastFp32, Graph_Differentiable]> {
   let arguments = (ins Graph_FloatTensor:$input, I64Attr:$axis);
   let description = [{ Normalizes along the single, non-negative `axis`. }];
 }
@@ -229,7 +231,7 @@ def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_FunctionalOp<"reshape", [Pure, Graph_Differentiable]> {
+def Graph_ReshapeOp : Graph_FunctionalOp<"reshape", [Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Reshape with ONNX's batch-relative 0 / -1 entries";
   let description = [{
     `shape` follows ONNX Reshape (allowzero = 0): an entry 0 copies the
@@ -243,7 +245,7 @@ def Graph_ReshapeOp : Graph_FunctionalOp<"reshape", [Pure, Graph_Differentiable]
   let hasFolder = 1;
 }
 
-def Graph_TransposeOp : Graph_FunctionalOp<"transpose", [Pure, Graph_Differentiable]> {
+def Graph_TransposeOp : Graph_FunctionalOp<"transpose", [Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Permutes dimensions: output dim i is input dim perm[i]";
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Graph_Tensor:$output);
@@ -251,7 +253,7 @@ def Graph_TransposeOp : Graph_FunctionalOp<"transpose", [Pure, Graph_Differentia
   let hasCanonicalizer = 1;
 }
 
-def Graph_ExpandOp : Graph_FunctionalOp<"expand", [Pure, Graph_Differentiable]> {
+def Graph_ExpandOp : Graph_FunctionalOp<"expand", [Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Broadcasts input against `shape` (ONNX Expand)";
   let description = [{
     The result shape is the multidirectional broadcast of the input shape
@@ -263,14 +265,14 @@ def Graph_ExpandOp : Graph_FunctionalOp<"expand", [Pure, Graph_Differentiable]> 
   let hasFolder = 1;
 }
 
-def Graph_ConcatOp : Graph_FunctionalOp<"concat", [Pure, Graph_Differentiable]> {
+def Graph_ConcatOp : Graph_FunctionalOp<"concat", [Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Concatenates along the non-negative `axis`";
   let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Graph_Tensor:$output);
   let hasFolder = 1;
 }
 
-def Graph_SliceOp : Graph_FunctionalOp<"slice", [Pure, Graph_Differentiable]> {
+def Graph_SliceOp : Graph_FunctionalOp<"slice", [Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Strided slice with one normalized (start, end, step) per dim";
   let description = [{
     `starts`, `ends` and `steps` have one entry per dimension, already
@@ -284,7 +286,7 @@ def Graph_SliceOp : Graph_FunctionalOp<"slice", [Pure, Graph_Differentiable]> {
   let hasFolder = 1;
 }
 
-def Graph_GatherOp : Graph_FunctionalOp<"gather", [Pure, Graph_Differentiable]> {
+def Graph_GatherOp : Graph_FunctionalOp<"gather", [Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Gathers slices of data along `axis` at `indices` (Embedding)";
   let description = [{
     Result shape: data.shape[:axis] + indices.shape + data.shape[axis+1:].
@@ -297,7 +299,7 @@ def Graph_GatherOp : Graph_FunctionalOp<"gather", [Pure, Graph_Differentiable]> 
 }
 
 def Graph_GatherElementsOp
-    : Graph_FunctionalOp<"gather_elements", [Pure, Graph_Differentiable]> {
+    : Graph_FunctionalOp<"gather_elements", [Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Picks one element along `axis` per index (ONNX GatherElements)";
   let description = [{
     `indices` has the data's rank and, but along `axis`, at most its
@@ -314,13 +316,13 @@ def Graph_GatherElementsOp
 // Neural-network ops
 //===----------------------------------------------------------------------===//
 
-def Graph_MatMulOp : Graph_FunctionalOp<"matmul", [Pure, Graph_Differentiable]> {
+def Graph_MatMulOp : Graph_FunctionalOp<"matmul", [Graph_CastLow, Pure, Graph_Differentiable]> {
   let summary = "Matrix product with numpy semantics (batched, 1-D promotion)";
   let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs);
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_GemmOp : Graph_FunctionalOp<"gemm", [Pure, Graph_Differentiable]> {
+def Graph_GemmOp : Graph_FunctionalOp<"gemm", [Graph_CastLow, Pure, Graph_Differentiable]> {
   let summary = "alpha * op(a) * op(b) + beta * c (ONNX Gemm)";
   let description = [{
     `a` and `b` are 2-D; `op` transposes when `trans_a` / `trans_b` is set.
@@ -336,7 +338,7 @@ def Graph_GemmOp : Graph_FunctionalOp<"gemm", [Pure, Graph_Differentiable]> {
   let hasFolder = 1;
 }
 
-def Graph_ConvOp : Graph_FunctionalOp<"conv", [Pure, Graph_Differentiable]> {
+def Graph_ConvOp : Graph_FunctionalOp<"conv", [Graph_CastLow, Pure, Graph_Differentiable]> {
   let summary = "N-d convolution (NCHW, weights OIHW) with groups";
   let description = [{
     x: [N, C, D1..Dk], weight: [M, C / group, K1..Kk], optional bias [M].
@@ -350,7 +352,7 @@ def Graph_ConvOp : Graph_FunctionalOp<"conv", [Pure, Graph_Differentiable]> {
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_MaxPoolOp : Graph_FunctionalOp<"max_pool", [Pure, Graph_Differentiable]> {
+def Graph_MaxPoolOp : Graph_FunctionalOp<"max_pool", [Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Max pooling over spatial dims (padding is -inf)";
   let arguments = (ins Graph_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel_shape,
@@ -360,7 +362,7 @@ def Graph_MaxPoolOp : Graph_FunctionalOp<"max_pool", [Pure, Graph_Differentiable
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_AvgPoolOp : Graph_FunctionalOp<"avg_pool", [Pure, Graph_Differentiable]> {
+def Graph_AvgPoolOp : Graph_FunctionalOp<"avg_pool", [Graph_CastFp32, Pure, Graph_Differentiable]> {
   let summary = "Average pooling over spatial dims";
   let arguments = (ins Graph_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel_shape,
@@ -370,14 +372,14 @@ def Graph_AvgPoolOp : Graph_FunctionalOp<"avg_pool", [Pure, Graph_Differentiable
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_GlobalAvgPoolOp : Graph_FunctionalOp<"global_avg_pool", [Pure, Graph_Differentiable]> {
+def Graph_GlobalAvgPoolOp : Graph_FunctionalOp<"global_avg_pool", [Graph_CastFp32, Pure, Graph_Differentiable]> {
   let summary = "Mean over all spatial dims, keeping them as size 1";
   let arguments = (ins Graph_FloatTensor:$input);
   let results = (outs Graph_FloatTensor:$output);
 }
 
 def Graph_BatchNormTrainingOp
-    : Graph_FunctionalOp<"batch_norm_training", [Pure, Graph_Differentiable]> {
+    : Graph_FunctionalOp<"batch_norm_training", [Graph_CastFp32, Pure, Graph_Differentiable]> {
   let summary = "BatchNormalization in training mode (batch statistics)";
   let description = [{
     Normalizes x: [N, C, ...] with the mean and biased variance over all
@@ -396,7 +398,7 @@ def Graph_BatchNormTrainingOp
 }
 
 def Graph_BatchNormInferenceOp
-    : Graph_FunctionalOp<"batch_norm_inference", [Pure, Graph_Differentiable]> {
+    : Graph_FunctionalOp<"batch_norm_inference", [Graph_CastFp32, Pure, Graph_Differentiable]> {
   let summary = "BatchNormalization with the running statistics";
   let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
                        Graph_FloatTensor:$bias, Graph_FloatTensor:$mean,
@@ -404,7 +406,7 @@ def Graph_BatchNormInferenceOp
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_LayerNormOp : Graph_FunctionalOp<"layer_norm", [Pure, Graph_Differentiable]> {
+def Graph_LayerNormOp : Graph_FunctionalOp<"layer_norm", [Graph_CastFp32, Pure, Graph_Differentiable]> {
   let summary = "LayerNormalization over dims [axis, rank)";
   let description = [{
     scale (and the optional bias) have the shape of the normalized dims.

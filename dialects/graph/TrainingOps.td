@@ -19,7 +19,7 @@ class Graph_BackwardOp<string mnemonic, list<Trait> traits = []>
     : Graph_FunctionalOp<mnemonic, !listconcat(traits,
                                                [Pure, Graph_NonDifferentiable])>;
 
-def Graph_ConvBackwardInputOp : Graph_BackwardOp<"conv_backward_input"> {
+def Graph_ConvBackwardInputOp : Graph_BackwardOp<"conv_backward_input", [Graph_CastLow]> {
   let summary = "Gradient of graph.conv with respect to its input";
   let description = [{
     The transposed convolution of `grad_output` with `weight`, producing a
@@ -34,7 +34,7 @@ def Graph_ConvBackwardInputOp : Graph_BackwardOp<"conv_backward_input"> {
   let results = (outs Graph_FloatTensor:$grad_input);
 }
 
-def Graph_ConvBackwardWeightOp : Graph_BackwardOp<"conv_backward_weight"> {
+def Graph_ConvBackwardWeightOp : Graph_BackwardOp<"conv_backward_weight", [Graph_CastLow]> {
   let summary = "Gradient of graph.conv with respect to its weight";
   let description = [{
     Correlates the forward `input` with `grad_output` into a tensor of
@@ -48,7 +48,7 @@ def Graph_ConvBackwardWeightOp : Graph_BackwardOp<"conv_backward_weight"> {
   let results = (outs Graph_FloatTensor:$grad_weight);
 }
 
-def Graph_MaxPoolBackwardOp : Graph_BackwardOp<"max_pool_backward"> {
+def Graph_MaxPoolBackwardOp : Graph_BackwardOp<"max_pool_backward", [Graph_CastFollow]> {
   let summary = "Gradient of graph.max_pool";
   let description = [{
     Routes each output gradient to the first maximal element of its window
@@ -64,7 +64,7 @@ def Graph_MaxPoolBackwardOp : Graph_BackwardOp<"max_pool_backward"> {
   let results = (outs Graph_FloatTensor:$grad_input);
 }
 
-def Graph_AvgPoolBackwardOp : Graph_BackwardOp<"avg_pool_backward"> {
+def Graph_AvgPoolBackwardOp : Graph_BackwardOp<"avg_pool_backward", [Graph_CastFp32]> {
   let summary = "Gradient of graph.avg_pool";
   let description = [{
     Spreads each output gradient evenly over its window (divided by the
@@ -80,7 +80,7 @@ def Graph_AvgPoolBackwardOp : Graph_BackwardOp<"avg_pool_backward"> {
 }
 
 def Graph_BatchNormTrainingBackwardOp
-    : Graph_BackwardOp<"batch_norm_training_backward"> {
+    : Graph_BackwardOp<"batch_norm_training_backward", [Graph_CastFp32]> {
   let summary = "Gradient of graph.batch_norm_training (batch statistics)";
   let description = [{
     Recomputes the batch mean and biased variance of `input` and returns
@@ -95,7 +95,7 @@ def Graph_BatchNormTrainingBackwardOp
                       Graph_FloatTensor:$grad_bias);
 }
 
-def Graph_LayerNormBackwardOp : Graph_BackwardOp<"layer_norm_backward"> {
+def Graph_LayerNormBackwardOp : Graph_BackwardOp<"layer_norm_backward", [Graph_CastFp32]> {
   let summary = "Gradient of graph.layer_norm";
   let description = [{
     Recomputes the statistics over dims [axis, rank) and returns the
@@ -110,7 +110,7 @@ def Graph_LayerNormBackwardOp : Graph_BackwardOp<"layer_norm_backward"> {
                       Graph_FloatTensor:$grad_bias);
 }
 
-def Graph_GatherBackwardOp : Graph_BackwardOp<"gather_backward"> {
+def Graph_GatherBackwardOp : Graph_BackwardOp<"gather_backward", [Graph_CastFp32]> {
   let summary = "Gradient of graph.gather: scatter-add into zeros";
   let arguments = (ins Graph_FloatTensor:$grad_output,
                        Graph_IndexTensor:$indices,
@@ -119,7 +119,7 @@ def Graph_GatherBackwardOp : Graph_BackwardOp<"gather_backward"> {
 }
 
 def Graph_GatherElementsBackwardOp
-    : Graph_BackwardOp<"gather_elements_backward"> {
+    : Graph_BackwardOp<"gather_elements_backward", [Graph_CastFp32]> {
   let summary = "Gradient of graph.gather_elements: scatter-add into zeros";
   let arguments = (ins Graph_FloatTensor:$grad_output,
                        Graph_IndexTensor:$indices,
@@ -127,7 +127,7 @@ def Graph_GatherElementsBackwardOp
   let results = (outs Graph_FloatTensor:$grad_data);
 }
 
-def Graph_SliceBackwardOp : Graph_BackwardOp<"slice_backward"> {
+def Graph_SliceBackwardOp : Graph_BackwardOp<"slice_backward", [Graph_CastFollow]> {
   let summary = "Gradient of graph.slice: grad_output placed into zeros";
   let arguments = (ins Graph_FloatTensor:$grad_output,
                        DenseI64ArrayAttr:$input_shape,
@@ -141,7 +141,7 @@ def Graph_SliceBackwardOp : Graph_BackwardOp<"slice_backward"> {
 //===----------------------------------------------------------------------===//
 
 def Graph_RandomMaskOp
-    : Graph_FunctionalOp<"random_mask", [Pure, Graph_NonDifferentiable]> {
+    : Graph_FunctionalOp<"random_mask", [Graph_CastFollow, Pure, Graph_NonDifferentiable]> {
   let summary = "Dropout mask from the counter-based RNG";
   let description = [{
     Element i (row-major) is 1 / (1 - ratio) if it is kept and 0 otherwise.
@@ -163,7 +163,7 @@ def Graph_RandomMaskOp
 //===----------------------------------------------------------------------===//
 
 class Graph_LossOp<string mnemonic, list<Trait> traits = []>
-    : Graph_FunctionalOp<mnemonic, !listconcat(traits, [Pure])> {
+    : Graph_FunctionalOp<mnemonic, !listconcat(traits, [Graph_CastFp32, Pure])> {
   code reductionDoc = [{
     `reduction` is "mean" (the default; over the non-ignored elements),
     "sum" or "none" (one loss per element, shaped like the labels).
@@ -188,7 +188,7 @@ def Graph_SoftmaxCrossEntropyOp
 }
 
 def Graph_SoftmaxCrossEntropyBackwardOp
-    : Graph_BackwardOp<"softmax_cross_entropy_backward"> {
+    : Graph_BackwardOp<"softmax_cross_entropy_backward", [Graph_CastFp32]> {
   let summary = "Gradient of graph.softmax_cross_entropy w.r.t. the logits";
   let arguments = (ins Graph_FloatTensor:$grad_loss,
                        Graph_FloatTensor:$logits, Graph_IndexTensor:$labels,
@@ -211,7 +211,7 @@ def Graph_NllLossOp : Graph_LossOp<"nll_loss", [Graph_Differentiable]> {
   let results = (outs Graph_FloatTensor:$loss);
 }
 
-def Graph_NllLossBackwardOp : Graph_BackwardOp<"nll_loss_backward"> {
+def Graph_NllLossBackwardOp : Graph_BackwardOp<"nll_loss_backward", [Graph_CastFp32]> {
   let summary = "Gradient of graph.nll_loss w.r.t. the log-probabilities";
   let arguments = (ins Graph_FloatTensor:$grad_loss,
                        Graph_FloatTensor:$log_probs, Graph_IndexTensor:$labels,
@@ -246,7 +246,8 @@ def Graph_BceWithLogitsLossOp : Graph_PointwiseLossOp<"bce_with_logits_loss"> {
 //===----------------------------------------------------------------------===//
 
 class Graph_OptimizerOp<string mnemonic>
-    : Graph_FunctionalOp<mnemonic, [Pure, Graph_NonDifferentiable]>;
+    : Graph_FunctionalOp<mnemonic,
+                         [Graph_CastFp32, Pure, Graph_NonDifferentiable]>;
 
 def Graph_SgdUpdateOp : Graph_OptimizerOp<"sgd_update"> {
   let summary = "SGD with optional momentum, dampening, Nesterov, L2 decay";

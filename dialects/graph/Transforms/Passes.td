@@ -140,6 +140,36 @@ def MaskPooledGradientsPass
   let dependentDialects = ["::trainc::graph::GraphDialect"];
 }
 
+def AmpPass : Pass<"trainc-amp", "mlir::ModuleOp"> {
+  let summary = "Automatic mixed precision by each op's cast class";
+  let description = [{
+    Gives every float value of each function a precision by the cast class
+    its op declares (CastClass.td): `CastLow` ops (convolutions, matmul,
+    gemm) run in `precision` (bf16 or f16), their f32 operands cast down;
+    `CastFp32` ops (softmax, losses, normalization, exp/log/pow/erf,
+    accumulating reductions, optimizer updates) run in f32, their low
+    operands cast up; `CastFollow` ops run low when any float operand is
+    low; `CastFixed` ops (cast, constant) keep their types. Casts are made
+    once per value, before its first user, and shared; a value that
+    is the exact widening of one of the wanted type is replaced by its
+    source. The function's results keep their types.
+
+    `trainc compile --amp` runs it on `@forward` before
+    `--trainc-autodiff`, so the backward pass has its forward ops'
+    precisions and every parameter's gradient is cast back to f32 before
+    the optimizer: parameters and optimizer state stay f32 (master
+    weights) and each step makes one low copy of each weight. It runs
+    again after autodiff, so that ops only the reverse sweep builds get
+    their own class (a bias gradient's sum accumulates in f32); ops of
+    other dialects (calls) keep their types.
+  }];
+  let dependentDialects = ["::trainc::graph::GraphDialect"];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "the low precision: bf16 | fp16">
+  ];
+}
+
 def ReciprocalDivisorsPass
     : Pass<"trainc-reciprocal-divisors", "mlir::ModuleOp"> {
   let summary = "Float divisions by a constant become multiplications";

@@ -443,3 +443,26 @@ func.func @gemm_read_twice(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<
   %u = graph.transpose %z {perm = array<i64: 1, 0>} : (tensor<3x5xf32>) -> tensor<5x3xf32>
   return %t, %y, %u : tensor<5x3xf32>, tensor<3x5xf32>, tensor<5x3xf32>
 }
+
+// -----
+
+// Casts between float types: a widening that is exact (bf16 -> f32) and
+// its narrowing back cancel, and skip the middle type on the way to a
+// third; a narrowing and its widening (f32 -> bf16 -> f32) round, so
+// they stay; float constants are cast rounding to nearest even.
+// CHECK-LABEL: func.func @float_casts
+// CHECK-DAG: %[[C:.*]] = graph.constant dense<1.000980e-01> : tensor<bf16>
+// CHECK-DAG: %[[H:.*]] = graph.cast %arg0 {to = f16} : (tensor<4xbf16>) -> tensor<4xf16>
+// CHECK-DAG: %[[N:.*]] = graph.cast %arg1 {to = bf16}
+// CHECK-DAG: %[[W:.*]] = graph.cast %[[N]] {to = f32}
+// CHECK: return %arg0, %[[H]], %[[W]], %[[C]]
+func.func @float_casts(%x: tensor<4xbf16>, %y: tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xf16>, tensor<4xf32>, tensor<bf16>) {
+  %w = graph.cast %x {to = f32} : (tensor<4xbf16>) -> tensor<4xf32>
+  %back = graph.cast %w {to = bf16} : (tensor<4xf32>) -> tensor<4xbf16>
+  %half = graph.cast %w {to = f16} : (tensor<4xf32>) -> tensor<4xf16>
+  %n = graph.cast %y {to = bf16} : (tensor<4xf32>) -> tensor<4xbf16>
+  %nw = graph.cast %n {to = f32} : (tensor<4xbf16>) -> tensor<4xf32>
+  %c = graph.constant dense<0.1> : tensor<f32>
+  %cb = graph.cast %c {to = bf16} : (tensor<f32>) -> tensor<bf16>
+  return %back, %half, %nw, %cb : tensor<4xbf16>, tensor<4xf16>, tensor<4xf32>, tensor<bf16>
+}

@@ -1,0 +1,176 @@
+//===- Amp.cpp - --trainc-amp: automatic mixed precision ------------------===//
+//
+// Gives every float value of a function a precision by the cast class of
+// the op that computes it (CastClass.td), so that products run in bf16 or
+// f16 while softmax, losses, normalization and accumulating reductions stay
+// in f32:
+//
+//   %w16 = graph.cast %w {to = bf16}        // once per value, at its
+//   definition %y   = graph.conv %x16, %w16 ...        // CastLow: operands
+//   cast down %r   = graph.relu %y : tensor<..xbf16>  // CastFollow: a low
+//   operand %r32 = graph.cast %r {to = f32} %n   = graph.batch_norm_training
+//   %r32 ...  // CastFp32
+//
+// The training pipeline runs it twice. On @forward, before
+// --trainc-autodiff, so the backward pass mirrors it: a backward op has
+// its forward op's types, and the gradient of the cast of an f32
+// parameter is the cast of its gradient back to f32. Parameters,
+// optimizer state and updates therefore stay f32 (master weights): each
+// step makes one low copy of a weight and hands the optimizer an f32
+// gradient. Then on the training functions, so that ops only the reverse
+// sweep builds get their own class (a bias gradient's reduce_sum
+// accumulates in f32, not in the bf16 of the gradient it sums); on ops
+// the first run placed it changes nothing. A function's results keep
+// their types (values are cast back at the return); calls and other
+// dialects' ops are left alone.
+//
+// A cast is made once per (value, type), before its first user, and
+// shared by all users; a value that is the exact widening of one of the
+// wanted type (bf16 -> f32) is replaced by its source, not cast back.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/graph/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+
+namespace trainc::graph {
+#define GEN_PASS_DEF_AMPPASS
+#include "dialects/graph/Transforms/Passes.h.inc"
+} // namespace trainc::graph
+
+using namespace mlir;
+using namespace trainc::graph;
+
+namespace {
+
+Type elementTypeOf(Value value) {
+  return getElementTypeOrSelf(value.getType());
+}
+
+bool isFloat(Value value) { return isa<FloatType>(elementTypeOf(value)); }
+
+/// Rewrites one function's ops in program order.
+class Precisions {
+public:
+  Precisions(FloatType low)
+      : low(low), f32(Float32Type::get(low.getContext())) {}
+
+  LogicalResult run(func::FuncOp function) {
+    for (Operation &op : llvm::make_early_inc_range(function.getOps())) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        // The function's results keep their declared types.
+        for (auto [operand, type] : llvm::zip(
+                 ret->getOpOperands(), function.getFunctionType().getResults()))
+          operand.set(as(operand.get(), getElementTypeOrSelf(type), ret));
+        continue;
+      }
+      // Calls and other dialects' ops keep their types (@train_step's
+      // call of @gradients).
+      if (!isa<GraphDialect>(op.getDialect()))
+        continue;
+      if (failed(rewrite(&op)))
+        return failure();
+    }
+    return success();
+  }
+
+private:
+  LogicalResult rewrite(Operation *op) {
+    std::optional<CastClass> castClass = getCastClass(op);
+    if (!castClass)
+      return op->emitOpError("declares no cast class (CastClass.td)");
+    auto lowOperand = [&](Value v) { return elementTypeOf(v) == low; };
+    Type target;
+    switch (*castClass) {
+    case CastClass::Fixed:
+      return success();
+    case CastClass::Low:
+      target = low;
+      break;
+    case CastClass::Fp32:
+      target = f32;
+      break;
+    case CastClass::Follow:
+      target = llvm::any_of(op->getOperands(), lowOperand) ? Type(low) : f32;
+      break;
+    }
+    // Only the other of the two precisions moves: f64 data and integer
+    // indices stay what they are.
+    Type from = target == low ? Type(f32) : Type(low);
+    for (OpOperand &operand : op->getOpOperands())
+      if (elementTypeOf(operand.get()) == from)
+        operand.set(as(operand.get(), target, op));
+    // Also when no operand moved here: an earlier op may have changed one.
+    return reinferResults(op);
+  }
+
+  /// Recomputes the result types from the new operands.
+  LogicalResult reinferResults(Operation *op) {
+    auto infer = dyn_cast<InferTypeOpInterface>(op);
+    if (!infer)
+      return op->emitOpError("infers no result types, so --trainc-amp cannot "
+                             "change its operands' precision");
+    SmallVector<Type> types;
+    if (failed(infer.inferReturnTypes(
+            op->getContext(), op->getLoc(), op->getOperands(),
+            op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+            op->getRegions(), types)))
+      return op->emitOpError("has no valid result types with its operands "
+                             "in mixed precision");
+    for (auto [result, type] : llvm::zip(op->getResults(), types))
+      result.setType(type);
+    return success();
+  }
+
+  /// `value` as element type `type` for `user`: itself, the source of an
+  /// exact widening, or one cast shared by all users, placed before the
+  /// first (ops are visited in order, so it dominates the later ones).
+  Value as(Value value, Type type, Operation *user) {
+    if (!isFloat(value) || elementTypeOf(value) == type)
+      return value;
+    if (auto widening = value.getDefiningOp<CastOp>()) {
+      Value source = widening.getInput();
+      if (elementTypeOf(source) == type &&
+          APFloat::isRepresentableBy(
+              cast<FloatType>(type).getFloatSemantics(),
+              cast<FloatType>(elementTypeOf(value)).getFloatSemantics()))
+        return source;
+    }
+    Value &cached = casts[{value, type}];
+    if (!cached) {
+      OpBuilder b(user);
+      cached = CastOp::create(b, value.getLoc(), value, type);
+    }
+    return cached;
+  }
+
+  FloatType low;
+  FloatType f32;
+  DenseMap<std::pair<Value, Type>, Value> casts;
+};
+
+struct AmpPass : trainc::graph::impl::AmpPassBase<AmpPass> {
+  using AmpPassBase::AmpPassBase;
+
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    FloatType low;
+    if (precision == "bf16")
+      low = BFloat16Type::get(context);
+    else if (precision == "fp16")
+      low = Float16Type::get(context);
+    else {
+      getOperation().emitError("--trainc-amp: precision must be bf16 or fp16, "
+                               "not '")
+          << precision << "'";
+      return signalPassFailure();
+    }
+    for (auto function : getOperation().getOps<func::FuncOp>())
+      if (!function.isExternal() && failed(Precisions(low).run(function)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
