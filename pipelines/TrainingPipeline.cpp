@@ -9,8 +9,19 @@
 namespace trainc {
 
 void buildTrainingPipeline(mlir::OpPassManager &pm,
-                           const TrainingPipelineOptions &options) {
+                           const TrainingPipelineOptions &options,
+                           llvm::StringRef amp) {
+  graph::AmpPassOptions precision;
+  precision.precision = amp.str();
+  // Before autodiff, so that the backward pass mirrors the forward's
+  // precisions and parameters stay f32 behind a cast (master weights).
+  if (amp != "off")
+    pm.addPass(graph::createAmpPass(precision));
   pm.addPass(graph::createAutodiffPass(options));
+  // Again after it: ops only the reverse sweep builds (a bias gradient's
+  // sum) take their own class.
+  if (amp != "off")
+    pm.addPass(graph::createAmpPass(precision));
   // The reverse sweep builds gradients for every operand; folding and
   // dead-code elimination keep only what the parameters need.
   pm.addPass(mlir::createCanonicalizerPass());
@@ -82,6 +93,7 @@ struct TrainPipelineCLOptions
   Option<double> learningRate{*this, "lr", llvm::cl::init(0.01)};
   Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
   Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(-1.0)};
+  Option<std::string> amp{*this, "amp", llvm::cl::init("off")};
 };
 } // namespace
 
@@ -96,7 +108,7 @@ void registerTrainingPipeline() {
         options.learningRate = cl.learningRate;
         options.momentum = cl.momentum;
         options.weightDecay = cl.weightDecay;
-        buildTrainingPipeline(pm, options);
+        buildTrainingPipeline(pm, options, cl.amp);
       });
 }
 

@@ -20,6 +20,22 @@ static bool allFloat32(LaunchOp launch, std::string &whyNot) {
 
 static bool always(LaunchOp, std::string &) { return true; }
 
+/// bf16 or f16: the low precisions of --amp.
+static bool isLowFloat(Type element) {
+  return element.isBF16() || element.isF16();
+}
+
+/// No bf16 or f16 buffer: the runtime's reference kernels compute in f32,
+/// f64 and integers only.
+static bool noLowFloats(LaunchOp launch, std::string &whyNot) {
+  for (Value buffer : launch->getOperands())
+    if (isLowFloat(cast<MemRefType>(buffer.getType()).getElementType())) {
+      whyNot = "it handles no bf16 or f16 tensors";
+      return false;
+    }
+  return true;
+}
+
 /// f32 tensors, with i1 allowed for masks and comparison results.
 static bool float32OrMask(LaunchOp launch, std::string &whyNot) {
   for (Value buffer : launch->getOperands()) {
@@ -32,9 +48,23 @@ static bool float32OrMask(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
-/// f32 or i1 as float32OrMask, or all i64 or all i32 (integer add, sub and
+/// As float32OrMask, or bf16 and f16 too: elementwise kernels, which load
+/// and store them and compute in f32 (--trainc-widen-low-floats). Not for
+/// reductions, which accumulate in their output.
+static bool floatOrMask(LaunchOp launch, std::string &whyNot) {
+  for (Value buffer : launch->getOperands()) {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    if (!element.isF32() && !element.isInteger(1) && !isLowFloat(element)) {
+      whyNot = "it handles f32, bf16 and f16 tensors (and i1 masks) only";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Floats or i1 as floatOrMask, or all i64 or all i32 (integer add, sub and
 /// mul wrap, as the reference's).
-static bool float32OrInteger(LaunchOp launch, std::string &whyNot) {
+static bool floatOrInteger(LaunchOp launch, std::string &whyNot) {
   for (unsigned width : {32u, 64u})
     if (llvm::all_of(launch->getOperands(), [&](Value buffer) {
           return cast<MemRefType>(buffer.getType())
@@ -42,24 +72,26 @@ static bool float32OrInteger(LaunchOp launch, std::string &whyNot) {
               .isSignlessInteger(width);
         }))
       return true;
-  if (float32OrMask(launch, whyNot))
+  if (floatOrMask(launch, whyNot))
     return true;
-  whyNot = "it handles f32 tensors, i1 masks and i32 or i64 integers only";
+  whyNot = "it handles f32, bf16 and f16 tensors, i1 masks and i32 or i64 "
+           "integers only";
   return false;
 }
 
-/// As float32OrMask, or i1 masks with all other buffers i64, or all i32
+/// As floatOrMask, or i1 masks with all other buffers i64, or all i32
 /// (integer comparisons and selects).
-static bool float32OrIntegerOrMask(LaunchOp launch, std::string &whyNot) {
+static bool floatOrIntegerOrMask(LaunchOp launch, std::string &whyNot) {
   for (unsigned width : {32u, 64u})
     if (llvm::all_of(launch->getOperands(), [&](Value buffer) {
           Type element = cast<MemRefType>(buffer.getType()).getElementType();
           return element.isInteger(1) || element.isSignlessInteger(width);
         }))
       return true;
-  if (float32OrMask(launch, whyNot))
+  if (floatOrMask(launch, whyNot))
     return true;
-  whyNot = "it handles f32 tensors, i1 masks and i32 or i64 integers only";
+  whyNot = "it handles f32, bf16 and f16 tensors, i1 masks and i32 or i64 "
+           "integers only";
   return false;
 }
 
@@ -71,10 +103,18 @@ static ArrayRef<int64_t> shapeOf(Value buffer) {
   return cast<MemRefType>(buffer.getType()).getShape();
 }
 
-/// f32 buffers, none empty.
-static bool dnnlBuffers(LaunchOp launch, std::string &whyNot) {
-  if (!allFloat32(launch, whyNot))
+/// f32 buffers, or with `bf16` all bf16 buffers (lib/Runtime/kernels/
+/// Dnnl.h: checkDnnlTypes), none empty.
+static bool dnnlBuffers(LaunchOp launch, std::string &whyNot,
+                        bool bf16 = false) {
+  bool allBf16 = llvm::all_of(launch->getOperands(), [](Value buffer) {
+    return cast<MemRefType>(buffer.getType()).getElementType().isBF16();
+  });
+  if (!(bf16 && allBf16) && !allFloat32(launch, whyNot)) {
+    if (bf16)
+      whyNot = "it handles all-f32 or all-bf16 buffers only";
     return false;
+  }
   for (Value buffer : launch->getOperands())
     if (cast<MemRefType>(buffer.getType()).getNumElements() == 0) {
       whyNot = "it runs no empty tensors";
@@ -94,13 +134,13 @@ static bool dnnlSpatial(Value buffer, std::string &whyNot) {
 }
 
 static bool dnnlConv(LaunchOp launch, std::string &whyNot) {
-  return dnnlBuffers(launch, whyNot) &&
+  return dnnlBuffers(launch, whyNot, /*bf16=*/true) &&
          dnnlSpatial(launch.getOutputs()[0], whyNot) &&
          dnnlSpatial(launch.getInputs()[0], whyNot);
 }
 
 static bool dnnlMatmul(LaunchOp launch, std::string &whyNot) {
-  if (!dnnlBuffers(launch, whyNot))
+  if (!dnnlBuffers(launch, whyNot, /*bf16=*/true))
     return false;
   for (Value buffer : launch.getInputs())
     if (shapeOf(buffer).size() > 12) {
@@ -120,7 +160,7 @@ static ArrayRef<int64_t> integers(LaunchOp launch, StringRef name) {
 /// average that counts the padding never crosses the end padding (ceil_mode:
 /// oneDNN divides by the whole kernel, the graph op by the clipped window).
 static bool dnnlPool(LaunchOp launch, std::string &whyNot) {
-  if (!dnnlBuffers(launch, whyNot))
+  if (!dnnlBuffers(launch, whyNot, /*bf16=*/true))
     return false;
   StringRef kernel = launch.getKernel();
   bool isMax = kernel.starts_with("graph.max_pool");
@@ -312,16 +352,16 @@ static bool float32Update(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
-/// graph.cast between f32, f64, i64, i32 and bool.
+/// graph.cast between f32, f64, bf16, f16, i64, i32 and bool.
 static bool generatedCast(LaunchOp launch, std::string &whyNot) {
   auto supported = [](Type type) {
-    return type.isF32() || type.isF64() || type.isInteger(64) ||
-           type.isInteger(32) || type.isInteger(1);
+    return type.isF32() || type.isF64() || isLowFloat(type) ||
+           type.isInteger(64) || type.isInteger(32) || type.isInteger(1);
   };
   Type from = cast<MemRefType>(launch.getInputs()[0].getType()).getElementType();
   Type to = cast<MemRefType>(launch.getOutputs()[0].getType()).getElementType();
   if (!supported(from) || !supported(to)) {
-    whyNot = "it casts between f32, f64, i64, i32 and bool only";
+    whyNot = "it casts between f32, f64, bf16, f16, i64, i32 and bool only";
     return false;
   }
   return true;
@@ -495,37 +535,37 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.conv_backward_weight", "openblas", 10, allFloat32},
       // Generated loop nests (lib/Conversion/GeneratedKernels.cpp): vectorized,
       // split across threads, faster than the reference kernels.
-      {"graph.add", "generated", 5, float32OrInteger},
-      {"graph.sub", "generated", 5, float32OrInteger},
-      {"graph.mul", "generated", 5, float32OrInteger},
-      {"graph.div", "generated", 5, float32OrMask},
-      {"graph.equal", "generated", 5, float32OrIntegerOrMask},
-      {"graph.less", "generated", 5, float32OrIntegerOrMask},
-      {"graph.greater", "generated", 5, float32OrIntegerOrMask},
-      {"graph.less_equal", "generated", 5, float32OrIntegerOrMask},
-      {"graph.greater_equal", "generated", 5, float32OrIntegerOrMask},
-      {"graph.where", "generated", 5, float32OrIntegerOrMask},
+      {"graph.add", "generated", 5, floatOrInteger},
+      {"graph.sub", "generated", 5, floatOrInteger},
+      {"graph.mul", "generated", 5, floatOrInteger},
+      {"graph.div", "generated", 5, floatOrMask},
+      {"graph.equal", "generated", 5, floatOrIntegerOrMask},
+      {"graph.less", "generated", 5, floatOrIntegerOrMask},
+      {"graph.greater", "generated", 5, floatOrIntegerOrMask},
+      {"graph.less_equal", "generated", 5, floatOrIntegerOrMask},
+      {"graph.greater_equal", "generated", 5, floatOrIntegerOrMask},
+      {"graph.where", "generated", 5, floatOrIntegerOrMask},
       {"graph.cast", "generated", 5, generatedCast},
-      {"graph.neg", "generated", 5, float32OrMask},
-      {"graph.abs", "generated", 5, float32OrMask},
-      {"graph.sqrt", "generated", 5, float32OrMask},
-      {"graph.exp", "generated", 5, float32OrMask},
-      {"graph.log", "generated", 5, float32OrMask},
-      {"graph.tanh", "generated", 5, float32OrMask},
-      {"graph.erf", "generated", 5, float32OrMask},
-      {"graph.sigmoid", "generated", 5, float32OrMask},
-      {"graph.relu", "generated", 5, float32OrMask},
-      {"graph.reciprocal", "generated", 5, float32OrMask},
-      {"graph.leaky_relu", "generated", 5, float32OrMask},
-      {"graph.gelu", "generated", 5, float32OrMask},
-      {"graph.clip", "generated", 5, float32OrMask},
-      {"graph.not", "generated", 5, float32OrMask},
-      {"graph.and", "generated", 5, float32OrMask},
-      {"graph.is_nan", "generated", 5, float32OrMask},
+      {"graph.neg", "generated", 5, floatOrMask},
+      {"graph.abs", "generated", 5, floatOrMask},
+      {"graph.sqrt", "generated", 5, floatOrMask},
+      {"graph.exp", "generated", 5, floatOrMask},
+      {"graph.log", "generated", 5, floatOrMask},
+      {"graph.tanh", "generated", 5, floatOrMask},
+      {"graph.erf", "generated", 5, floatOrMask},
+      {"graph.sigmoid", "generated", 5, floatOrMask},
+      {"graph.relu", "generated", 5, floatOrMask},
+      {"graph.reciprocal", "generated", 5, floatOrMask},
+      {"graph.leaky_relu", "generated", 5, floatOrMask},
+      {"graph.gelu", "generated", 5, floatOrMask},
+      {"graph.clip", "generated", 5, floatOrMask},
+      {"graph.not", "generated", 5, floatOrMask},
+      {"graph.and", "generated", 5, floatOrMask},
+      {"graph.is_nan", "generated", 5, floatOrMask},
       {"graph.pow", "generated", 5, allFloat32},
       {"graph.reduce_sum", "generated", 5, float32OrMask},
       {"graph.reduce_mean", "generated", 5, float32OrMask},
-      {"graph.reduce_max", "generated", 5, float32OrMask},
+      {"graph.reduce_max", "generated", 5, floatOrMask},
       {"graph.softmax", "generated", 5, float32OrMask},
       {"graph.log_softmax", "generated", 5, float32OrMask},
       {"graph.layer_norm", "generated", 5, float32OrMask},
@@ -566,7 +606,7 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.identity", "generated", 5, always},
       {"runtime.copy", "generated", 5, always},
       // The runtime's reference kernels run everything.
-      {"*", "reference", 0, always},
+      {"*", "reference", 0, noLowFloats},
       // oneDNN's batch norm was not faster than the reference kernels (nor
       // than the generated ones): it runs only when asked for (--dispatch).
       {"graph.batch_norm_training", "dnnl", -10, dnnlBatchNorm},

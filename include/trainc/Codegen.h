@@ -65,6 +65,10 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
 /// with AVX, else 4.
 llvm::Expected<int64_t> targetVectorLanes(const std::string &cpu);
 
+/// Whether CPU `cpu` ("native" or an LLVM CPU name) computes bf16 products
+/// natively (AVX512-BF16 or AMX-BF16), which --amp bf16 needs.
+llvm::Expected<bool> targetHasNativeBf16(const std::string &cpu);
+
 /// LLVM's O3 pipeline for CPU `cpu` ("native" or an LLVM CPU name), as
 /// `trainc compile` optimizes a model: the target's cost models decide
 /// unrolling and vectorization. Sets the module's data layout and triple.

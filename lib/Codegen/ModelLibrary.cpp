@@ -111,6 +111,16 @@ llvm::Expected<int64_t> targetVectorLanes(const std::string &cpu) {
   return subtarget->checkFeatures("+avx") ? 8 : 4;
 }
 
+llvm::Expected<bool> targetHasNativeBf16(const std::string &cpu) {
+  llvm::Expected<Target> target = makeTarget(cpu);
+  if (!target)
+    return target.takeError();
+  const llvm::MCSubtargetInfo *subtarget =
+      target->machine->getMCSubtargetInfo();
+  return subtarget->checkFeatures("+avx512bf16") ||
+         subtarget->checkFeatures("+amx-bf16");
+}
+
 namespace {
 
 /// Generates `module`'s object code for `machine` into `stream`.

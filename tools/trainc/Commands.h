@@ -58,6 +58,8 @@ struct CompileCommandOptions {
   std::string tuneCache;
   std::string runtimeLibrary;
   TrainingPipelineOptions training;
+  /// --amp: off, bf16 or fp16 (--trainc-amp).
+  std::string amp = "off";
 };
 
 struct TrainCommandOptions {
@@ -82,7 +84,7 @@ extern const char *programPath;
 void addModelOptions(CLI::App &command, ModelOptions &options);
 /// --loss, --optimizer, --lr, ... (shared by compile and train).
 void addTrainingOptions(CLI::App &command, TrainingPipelineOptions &options);
-/// --cpu, --dispatch, --runtime-library.
+/// --amp, --cpu, --dispatch, --tune, --runtime-library.
 void addCodegenOptions(CLI::App &command, CompileCommandOptions &options);
 void addImportCommand(CLI::App &command, ImportCommandOptions &options);
 void addCompileCommand(CLI::App &command, CompileCommandOptions &options);

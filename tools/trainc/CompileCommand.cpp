@@ -84,6 +84,15 @@ void addTrainingOptions(CLI::App &command, TrainingPipelineOptions &t) {
 }
 
 void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
+  command
+      .add_option("--amp", options.amp,
+                  "Automatic mixed precision: off, bf16 or fp16. "
+                  "Convolutions and products run in the low precision "
+                  "where the target CPU has native instructions for it; "
+                  "softmax, losses, normalization and the optimizer stay "
+                  "f32, and so do the parameters (master weights)")
+      ->check(CLI::IsMember({"off", "bf16", "fp16"}))
+      ->capture_default_str();
   command.add_option("--cpu", options.cpu,
                      "Target CPU: native (this machine) or an LLVM CPU name")
       ->capture_default_str();
@@ -147,12 +156,13 @@ static std::string modelHash(const CompileCommandOptions &options) {
   std::ifstream stream(options.model.model, std::ios::binary);
   std::ostringstream text;
   text << stream.rdbuf() << "|batch=" << options.model.batch.value_or(0)
-       << "|freeze=" << options.model.freeze << "|loss=" << options.training.loss
+       << "|freeze=" << options.model.freeze
+       << "|loss=" << options.training.loss
        << "|optimizer=" << options.training.optimizer
        << "|momentum=" << options.training.momentum
        << "|nesterov=" << options.training.nesterov
        << "|weight_decay=" << options.training.weightDecay
-       << "|clip=" << options.training.clipGradNorm;
+       << "|clip=" << options.training.clipGradNorm << "|amp=" << options.amp;
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : text.str()) {
     hash ^= c;
@@ -289,10 +299,29 @@ int runCompileCommand(const CompileCommandOptions &options) {
                   options.cpu);
     return 1;
   }
+  // Mixed precision where the target multiplies in it natively; no
+  // emulated products, which would be slower than f32.
+  std::string amp = options.amp;
+  if (amp == "bf16") {
+    llvm::Expected<bool> native = targetHasNativeBf16(options.cpu);
+    if (!native) {
+      spdlog::error("{}: --cpu: {}", options.model.model,
+                    llvm::toString(native.takeError()));
+      return 1;
+    }
+    if (!*native) {
+      if (!options.instrument)
+        spdlog::warn("--amp bf16: the target CPU ({}) has no native bf16 "
+                     "products (AVX512-BF16 or AMX-BF16), so the model "
+                     "trains in f32",
+                     options.cpu);
+      amp = "off";
+    }
+  }
   bool tune = options.tune && options.emit != "train-graph";
   // With --tune, the pipeline stops after dispatch for the measurements.
   mlir::PassManager pm(&context);
-  buildTrainingPipeline(pm, options.training);
+  buildTrainingPipeline(pm, options.training, amp);
   if (tune)
     buildDispatchPipeline(pm, options.dispatch, *vectorLanes);
   else if (options.emit != "train-graph")

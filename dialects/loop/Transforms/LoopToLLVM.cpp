@@ -28,6 +28,7 @@ using namespace mlir;
 namespace trainc::loop {
 
 void buildLoopToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createWidenLowFloatsPass());
   pm.addPass(createLowerLoopNestsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -32,6 +32,21 @@ def LowerLoopNestsPass : Pass<"trainc-lower-loop-nests", "mlir::ModuleOp"> {
     "::mlir::ub::UBDialect"];
 }
 
+def WidenLowFloatsPass : Pass<"trainc-widen-low-floats", "mlir::ModuleOp"> {
+  let summary = "bf16 and f16 elements computed in f32 registers";
+  let description = [{
+    In every `loop.nest` body, low-float (bf16, f16) elements are widened
+    to f32 once where they enter, the body's arithmetic runs in f32, and
+    each result is rounded once where it is stored: the generated kernels
+    of `--amp` load and store half the bytes and compute as in f32, and a
+    fused chain rounds once rather than after each op. A rounding the body
+    states (`arith.truncf` to a low type, a `graph.cast` inside a fused
+    nest) is kept and widened again for its readers. Runs before
+    `--trainc-lower-loop-nests`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def ApproximateMathPass : Pass<"trainc-approximate-math", "mlir::ModuleOp"> {
   let summary = "exp, log, tanh, erf, ... as polynomials that vectorize";
   let description = [{

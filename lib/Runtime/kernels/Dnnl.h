@@ -122,21 +122,31 @@ dnnl::primitive_attr dnnlAttributes();
 dnnl::primitive_attr dnnlAttributes(const Launch &launch,
                                     dnnl::post_ops postOps = {});
 
-/// A dense row-major f32 memory descriptor of `shape` (rank 1 to 12).
-dnnl::memory::desc plainDesc(const Shape &shape);
+/// A dense row-major memory descriptor of `shape` (rank 1 to 12).
+dnnl::memory::desc
+plainDesc(const Shape &shape,
+          dnnl::memory::data_type type = dnnl::memory::data_type::f32);
 /// `desc` with every dim free to take the layout oneDNN prefers.
-dnnl::memory::desc anyLayout(const Shape &shape);
+dnnl::memory::desc
+anyLayout(const Shape &shape,
+          dnnl::memory::data_type type = dnnl::memory::data_type::f32);
 
-/// Fails unless every operand is f32 (the backend's only element type).
-bool checkDnnlFloat32(const Launch &launch, std::string &error);
+/// The element type of a kernel whose operands are all f32 or all bf16
+/// (checkDnnlTypes): its first input's.
+dnnl::memory::data_type dnnlDataType(const Launch &launch);
+
+/// Fails unless every operand is f32, or, with `bf16` (the kernels of
+/// --amp bf16: convolutions, products, pooling), every operand is bf16.
+bool checkDnnlTypes(const Launch &launch, bool bf16, std::string &error);
 
 /// Wraps a prepare function that fills a DnnlKernel: returns it, or null
 /// with `error` set.
-template <bool (*build)(const Launch &, DnnlKernel &, std::string &)>
+template <bool (*build)(const Launch &, DnnlKernel &, std::string &),
+          bool bf16 = false>
 std::unique_ptr<PreparedKernel> prepareDnnl(const Launch &launch,
                                             LibraryContext &libraries,
                                             std::string &error) {
-  if (!checkDnnlFloat32(launch, error))
+  if (!checkDnnlTypes(launch, bf16, error))
     return nullptr;
   auto kernel = std::make_unique<DnnlKernel>(libraries);
   if (!build(launch, *kernel, error))
@@ -146,6 +156,10 @@ std::unique_ptr<PreparedKernel> prepareDnnl(const Launch &launch,
 #define TRAINC_RT_REGISTER_DNNL(op, build)                                     \
   ::trainc::rt::registerPreparedKernel(op, "dnnl",                             \
                                        &::trainc::rt::prepareDnnl<build>)
+/// A kernel that also runs bf16 operands (--amp bf16).
+#define TRAINC_RT_REGISTER_DNNL_BF16(op, build)                                \
+  ::trainc::rt::registerPreparedKernel(                                        \
+      op, "dnnl", &::trainc::rt::prepareDnnl<build, true>)
 
 } // namespace trainc::rt
 

@@ -55,15 +55,16 @@ bool describeConv(const Launch &launch, const ConvShape &conv, DnnlConv &geometr
 /// The forward primitive descriptor (also the hint of both gradients),
 /// with `attributes` (post-ops of a fused forward).
 dnnl::convolution_forward::primitive_desc
-forwardDesc(const ConvShape &conv, const DnnlConv &geometry, bool withBias,
-            const dnnl::engine &engine,
+forwardDesc(const ConvShape &conv, const DnnlConv &geometry,
+            memory::data_type type, bool withBias, const dnnl::engine &engine,
             const dnnl::primitive_attr &attributes = dnnlAttributes()) {
-  memory::desc bias = withBias ? plainDesc({conv.outChannels}) : memory::desc();
+  memory::desc bias =
+      withBias ? plainDesc({conv.outChannels}, type) : memory::desc();
   dnnl::convolution_forward::desc desc(
       dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
-      anyLayout(conv.inputShape), anyLayout(geometry.weightShape), bias,
-      anyLayout(conv.outputShape), geometry.strides, geometry.dilations,
-      geometry.padsBegin, geometry.padsEnd);
+      anyLayout(conv.inputShape, type), anyLayout(geometry.weightShape, type),
+      bias, anyLayout(conv.outputShape, type), geometry.strides,
+      geometry.dilations, geometry.padsBegin, geometry.padsEnd);
   return {desc, attributes, engine};
 }
 
@@ -73,11 +74,12 @@ forwardDesc(const ConvShape &conv, const DnnlConv &geometry, bool withBias,
 bool weightLayout(const Launch &launch, DnnlKernel &kernel,
                   const ConvShape &conv, const DnnlConv &geometry,
                   memory::desc &weights, std::string &error) {
-  weights = plainDesc(geometry.weightShape);
+  memory::data_type type = dnnlDataType(launch);
+  weights = plainDesc(geometry.weightShape, type);
   if (!launch.has("weight_layout"))
     return true;
   memory::desc preferred =
-      forwardDesc(conv, geometry, false, kernel.engine()).weights_desc();
+      forwardDesc(conv, geometry, type, false, kernel.engine()).weights_desc();
   std::string why;
   if (!kernel.storedLayout(launch.i64("weight_layout"), weights, preferred,
                            weights, why))
@@ -86,6 +88,7 @@ bool weightLayout(const Launch &launch, DnnlKernel &kernel,
 }
 
 bool buildConv(const Launch &launch, DnnlKernel &kernel, std::string &error) {
+  memory::data_type type = dnnlDataType(launch);
   ConvShape conv;
   DnnlConv geometry;
   if (!checkConv(launch, conv, error) ||
@@ -95,18 +98,18 @@ bool buildConv(const Launch &launch, DnnlKernel &kernel, std::string &error) {
   memory::desc weights;
   if (!weightLayout(launch, kernel, conv, geometry, weights, error))
     return false;
-  auto desc = forwardDesc(conv, geometry, withBias, kernel.engine(),
+  auto desc = forwardDesc(conv, geometry, type, withBias, kernel.engine(),
                           dnnlAttributes(launch));
-  auto x = kernel.toLayout(kernel.input(0, plainDesc(conv.inputShape)),
+  auto x = kernel.toLayout(kernel.input(0, plainDesc(conv.inputShape, type)),
                            desc.src_desc());
   auto w = kernel.toLayout(kernel.input(1, weights), desc.weights_desc());
-  auto y = kernel.output(0, plainDesc(conv.outputShape));
+  auto y = kernel.output(0, plainDesc(conv.outputShape, type));
   auto result = kernel.like(y, desc.dst_desc());
   std::vector<std::pair<int, DnnlKernel::Memory>> arguments = {
       {DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, result}};
   if (withBias)
     arguments.push_back(
-        {DNNL_ARG_BIAS, kernel.input(2, plainDesc({conv.outChannels}))});
+        {DNNL_ARG_BIAS, kernel.input(2, plainDesc({conv.outChannels}, type))});
   kernel.add(dnnl::convolution_forward(desc), desc, arguments);
   kernel.reorder(result, y);
   return true;
@@ -114,6 +117,7 @@ bool buildConv(const Launch &launch, DnnlKernel &kernel, std::string &error) {
 
 bool buildConvBackwardInput(const Launch &launch, DnnlKernel &kernel,
                             std::string &error) {
+  memory::data_type type = dnnlDataType(launch);
   ConvShape conv;
   DnnlConv geometry;
   if (!checkConvBackwardInput(launch, conv, error) ||
@@ -123,22 +127,23 @@ bool buildConvBackwardInput(const Launch &launch, DnnlKernel &kernel,
   // channels a dense input gradient is faster (64x1x28x28, 32 3x3 filters:
   // 0.44 ms against 3.6 ms on one thread).
   memory::desc gradInputDesc = conv.groupChannels < kFewChannels
-                                   ? plainDesc(conv.inputShape)
-                                   : anyLayout(conv.inputShape);
+                                   ? plainDesc(conv.inputShape, type)
+                                   : anyLayout(conv.inputShape, type);
   dnnl::convolution_backward_data::desc backward(
       dnnl::algorithm::convolution_direct, gradInputDesc,
-      anyLayout(geometry.weightShape), anyLayout(conv.outputShape), geometry.strides,
-      geometry.dilations, geometry.padsBegin, geometry.padsEnd);
+      anyLayout(geometry.weightShape, type), anyLayout(conv.outputShape, type),
+      geometry.strides, geometry.dilations, geometry.padsBegin,
+      geometry.padsEnd);
   dnnl::convolution_backward_data::primitive_desc desc(
       backward, dnnlAttributes(), kernel.engine(),
-      forwardDesc(conv, geometry, false, kernel.engine()));
+      forwardDesc(conv, geometry, type, false, kernel.engine()));
   memory::desc weights;
   if (!weightLayout(launch, kernel, conv, geometry, weights, error))
     return false;
   auto gradOutput = kernel.toLayout(
-      kernel.input(0, plainDesc(conv.outputShape)), desc.diff_dst_desc());
+      kernel.input(0, plainDesc(conv.outputShape, type)), desc.diff_dst_desc());
   auto w = kernel.toLayout(kernel.input(1, weights), desc.weights_desc());
-  auto gradInput = kernel.output(0, plainDesc(conv.inputShape));
+  auto gradInput = kernel.output(0, plainDesc(conv.inputShape, type));
   auto result = kernel.like(gradInput, desc.diff_src_desc());
   kernel.add(dnnl::convolution_backward_data(desc), desc,
              {{DNNL_ARG_DIFF_DST, gradOutput},
@@ -150,21 +155,23 @@ bool buildConvBackwardInput(const Launch &launch, DnnlKernel &kernel,
 
 bool buildConvBackwardWeight(const Launch &launch, DnnlKernel &kernel,
                              std::string &error) {
+  memory::data_type type = dnnlDataType(launch);
   ConvShape conv;
   DnnlConv geometry;
   if (!checkConvBackwardWeight(launch, conv, error) ||
       !describeConv(launch, conv, geometry, error))
     return false;
   dnnl::convolution_backward_weights::desc backward(
-      dnnl::algorithm::convolution_direct, anyLayout(conv.inputShape),
-      anyLayout(geometry.weightShape), anyLayout(conv.outputShape), geometry.strides,
-      geometry.dilations, geometry.padsBegin, geometry.padsEnd);
+      dnnl::algorithm::convolution_direct, anyLayout(conv.inputShape, type),
+      anyLayout(geometry.weightShape, type), anyLayout(conv.outputShape, type),
+      geometry.strides, geometry.dilations, geometry.padsBegin,
+      geometry.padsEnd);
   dnnl::convolution_backward_weights::primitive_desc desc(
       backward, dnnlAttributes(), kernel.engine(),
-      forwardDesc(conv, geometry, false, kernel.engine()));
+      forwardDesc(conv, geometry, type, false, kernel.engine()));
   auto gradOutput = kernel.toLayout(
-      kernel.input(0, plainDesc(conv.outputShape)), desc.diff_dst_desc());
-  auto x = kernel.toLayout(kernel.input(1, plainDesc(conv.inputShape)),
+      kernel.input(0, plainDesc(conv.outputShape, type)), desc.diff_dst_desc());
+  auto x = kernel.toLayout(kernel.input(1, plainDesc(conv.inputShape, type)),
                            desc.src_desc());
   memory::desc weights;
   if (!weightLayout(launch, kernel, conv, geometry, weights, error))
@@ -182,10 +189,11 @@ bool buildConvBackwardWeight(const Launch &launch, DnnlKernel &kernel,
 } // namespace
 
 void registerDnnlConvKernels() {
-  TRAINC_RT_REGISTER_DNNL("graph.conv", buildConv);
-  TRAINC_RT_REGISTER_DNNL("graph.conv_backward_input", buildConvBackwardInput);
-  TRAINC_RT_REGISTER_DNNL("graph.conv_backward_weight",
-                          buildConvBackwardWeight);
+  TRAINC_RT_REGISTER_DNNL_BF16("graph.conv", buildConv);
+  TRAINC_RT_REGISTER_DNNL_BF16("graph.conv_backward_input",
+                               buildConvBackwardInput);
+  TRAINC_RT_REGISTER_DNNL_BF16("graph.conv_backward_weight",
+                               buildConvBackwardWeight);
 }
 
 } // namespace trainc::rt

@@ -76,8 +76,8 @@ struct MatmulOperand {
     strides.insert(strides.begin() + position, 1);
   }
 
-  memory::desc desc() const {
-    return memory::desc(shape, memory::data_type::f32, strides);
+  memory::desc desc(memory::data_type type) const {
+    return memory::desc(shape, type, strides);
   }
 
   /// When `rhs` is shared by the whole batch (its batch dims are all 1)
@@ -102,6 +102,7 @@ struct MatmulOperand {
 
 bool buildMatmul(const Launch &launch, DnnlKernel &kernel,
                  std::string &error) {
+  memory::data_type type = dnnlDataType(launch);
   // A third input (--trainc-fuse-activations) is a bias along the last
   // dim, [N] or [1, ..., N].
   if (!checkArity(launch, 2, 3, 1, 1, error))
@@ -149,15 +150,16 @@ bool buildMatmul(const Launch &launch, DnnlKernel &kernel,
                   "operands matrices");
     Shape broadcast(result.size(), 1);
     broadcast.back() = mm.n;
-    bias = plainDesc(broadcast);
+    bias = plainDesc(broadcast, type);
   }
-  dnnl::matmul::desc desc(lhs.desc(), rhs.desc(), bias, plainDesc(result));
+  dnnl::matmul::desc desc(lhs.desc(type), rhs.desc(type), bias,
+                          plainDesc(result, type));
   dnnl::matmul::primitive_desc primitive(desc, dnnlAttributes(launch),
                                          kernel.engine());
   std::vector<std::pair<int, DnnlKernel::Memory>> arguments = {
-      {DNNL_ARG_SRC, kernel.input(0, lhs.desc())},
-      {DNNL_ARG_WEIGHTS, kernel.input(1, rhs.desc())},
-      {DNNL_ARG_DST, kernel.output(0, plainDesc(result))}};
+      {DNNL_ARG_SRC, kernel.input(0, lhs.desc(type))},
+      {DNNL_ARG_WEIGHTS, kernel.input(1, rhs.desc(type))},
+      {DNNL_ARG_DST, kernel.output(0, plainDesc(result, type))}};
   if (launch.inputs.size() == 3)
     arguments.push_back({DNNL_ARG_BIAS, kernel.input(2, bias)});
   kernel.add(dnnl::matmul(primitive), primitive, arguments);
@@ -165,19 +167,21 @@ bool buildMatmul(const Launch &launch, DnnlKernel &kernel,
 }
 
 /// A [rows, columns] matrix stored transposed or not.
-memory::desc matrixDesc(int64_t rows, int64_t columns, bool transposed) {
-  return memory::desc({rows, columns}, memory::data_type::f32,
+memory::desc matrixDesc(int64_t rows, int64_t columns, bool transposed,
+                        memory::data_type type) {
+  return memory::desc({rows, columns}, type,
                       transposed ? memory::dims{1, rows}
                                  : memory::dims{columns, 1});
 }
 
 bool buildGemm(const Launch &launch, DnnlKernel &kernel, std::string &error) {
+  memory::data_type type = dnnlDataType(launch);
   GemmShape g;
   if (!makeGemmShape(launch, g, error) || !checkNotEmpty(launch, error))
     return false;
-  memory::desc a = matrixDesc(g.m, g.k, g.transA);
-  memory::desc b = matrixDesc(g.k, g.n, g.transB);
-  memory::desc out = plainDesc({g.m, g.n});
+  memory::desc a = matrixDesc(g.m, g.k, g.transA, type);
+  memory::desc b = matrixDesc(g.k, g.n, g.transB, type);
+  memory::desc out = plainDesc({g.m, g.n}, type);
   // c as [1 or m, 1 or n].
   Shape cShape = g.hasC ? launch.inputs[2].shape : Shape();
   cShape.insert(cShape.begin(), 2 - std::min<size_t>(2, cShape.size()), 1);
@@ -188,7 +192,7 @@ bool buildGemm(const Launch &launch, DnnlKernel &kernel, std::string &error) {
   dnnl::primitive_attr attributes = dnnlAttributes(launch, sum);
   if (g.alpha != 1.0)
     attributes.set_output_scales(0, {static_cast<float>(g.alpha)});
-  memory::desc bias = asBias ? plainDesc(cShape) : memory::desc();
+  memory::desc bias = asBias ? plainDesc(cShape, type) : memory::desc();
   dnnl::matmul::desc desc(a, b, bias, out);
   dnnl::matmul::primitive_desc primitive(desc, attributes, kernel.engine());
   auto result = kernel.output(0, out);
@@ -200,7 +204,11 @@ bool buildGemm(const Launch &launch, DnnlKernel &kernel, std::string &error) {
     arguments.push_back({DNNL_ARG_BIAS, kernel.input(2, bias)});
   } else if (g.hasC) {
     // out = c broadcast to [m, n]; the sum post-op adds beta * out.
-    auto c = kernel.input(2, plainDesc(cShape));
+    if (type != memory::data_type::f32)
+      return fail(launch, error,
+                  "the dnnl backend adds a c that is not a bias row to f32 "
+                  "products only");
+    auto c = kernel.input(2, plainDesc(cShape, type));
     kernel.addHost([g, c, result](const DnnlKernel &k) {
       const float *from = static_cast<const float *>(k.data(c));
       float *to = static_cast<float *>(k.data(result));
@@ -279,12 +287,12 @@ bool isJit(const dnnl::primitive_desc_base &desc) {
 
 /// The channel-blocked layout (nCw / nChw / nCdhw with `block` channels
 /// innermost) of an [N, C, D...] f32 tensor.
-dnnl::memory::desc channelBlocked(const Shape &shape, int block) {
+dnnl::memory::desc channelBlocked(const Shape &shape, int block,
+                                  dnnl::memory::data_type type) {
   using tag = dnnl::memory::format_tag;
   static const tag tags[2][3] = {{tag::nCw8c, tag::nChw8c, tag::nCdhw8c},
                                  {tag::nCw16c, tag::nChw16c, tag::nCdhw16c}};
-  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32,
-                            tags[block == 16][shape.size() - 3]);
+  return dnnl::memory::desc(shape, type, tags[block == 16][shape.size() - 3]);
 }
 
 /// The forward pooling primitive over dense tensors where oneDNN has
@@ -297,7 +305,8 @@ dnnl::memory::desc channelBlocked(const Shape &shape, int block) {
 /// than the reference kernel.
 dnnl::pooling_v2_forward::primitive_desc
 poolForwardDesc(const PoolShape &pool, const DnnlPool &dnnlPool,
-                dnnl::prop_kind kind, const dnnl::engine &engine) {
+                dnnl::memory::data_type type, dnnl::prop_kind kind,
+                const dnnl::engine &engine) {
   auto make = [&](const dnnl::memory::desc &src,
                   const dnnl::memory::desc &dst) {
     dnnl::pooling_v2_forward::desc desc(
@@ -306,13 +315,14 @@ poolForwardDesc(const PoolShape &pool, const DnnlPool &dnnlPool,
     return dnnl::pooling_v2_forward::primitive_desc(desc, dnnlAttributes(),
                                                     engine);
   };
-  auto dense = make(plainDesc(pool.inputShape), plainDesc(pool.outputShape));
+  auto dense =
+      make(plainDesc(pool.inputShape, type), plainDesc(pool.outputShape, type));
   if (isJit(dense))
     return dense;
   for (int block : {16, 8}) {
     try {
-      auto blocked = make(channelBlocked(pool.inputShape, block),
-                          anyLayout(pool.outputShape));
+      auto blocked = make(channelBlocked(pool.inputShape, block, type),
+                          anyLayout(pool.outputShape, type));
       if (isJit(blocked))
         return blocked;
     } catch (const dnnl::error &) { // no implementation for this layout
@@ -323,17 +333,19 @@ poolForwardDesc(const PoolShape &pool, const DnnlPool &dnnlPool,
 
 template <bool isMax>
 bool buildPool(const Launch &launch, DnnlKernel &kernel, std::string &error) {
+  memory::data_type type = dnnlDataType(launch);
   PoolShape pool;
   DnnlPool dnnlPool;
   if (!checkPool(launch, isMax, /*backward=*/false, pool, error) ||
       !describePool(launch, pool, isMax, dnnlPool, error))
     return false;
-  auto desc = poolForwardDesc(pool, dnnlPool,
-                              dnnl::prop_kind::forward_inference,
-                              kernel.engine());
+  auto desc =
+      poolForwardDesc(pool, dnnlPool, type, dnnl::prop_kind::forward_inference,
+                      kernel.engine());
   DnnlKernel::Memory src = kernel.toLayout(
-      kernel.input(0, plainDesc(pool.inputShape)), desc.src_desc());
-  DnnlKernel::Memory output = kernel.output(0, plainDesc(pool.outputShape));
+      kernel.input(0, plainDesc(pool.inputShape, type)), desc.src_desc());
+  DnnlKernel::Memory output =
+      kernel.output(0, plainDesc(pool.outputShape, type));
   DnnlKernel::Memory dst = kernel.like(output, desc.dst_desc());
   kernel.add(dnnl::pooling_v2_forward(desc), desc,
              {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
@@ -344,13 +356,14 @@ bool buildPool(const Launch &launch, DnnlKernel &kernel, std::string &error) {
 template <bool isMax>
 bool buildPoolBackward(const Launch &launch, DnnlKernel &kernel,
                        std::string &error) {
+  memory::data_type type = dnnlDataType(launch);
   PoolShape pool;
   DnnlPool dnnlPool;
   if (!checkPool(launch, isMax, /*backward=*/true, pool, error) ||
       !describePool(launch, pool, isMax, dnnlPool, error))
     return false;
   auto forward = poolForwardDesc(
-      pool, dnnlPool, dnnl::prop_kind::forward_training, kernel.engine());
+      pool, dnnlPool, type, dnnl::prop_kind::forward_training, kernel.engine());
   // The gradients in the forward's layouts.
   dnnl::pooling_v2_backward::desc backward(
       dnnlPool.algorithm, forward.src_desc(), forward.dst_desc(),
@@ -358,22 +371,24 @@ bool buildPoolBackward(const Launch &launch, DnnlKernel &kernel,
       dnnlPool.padsBegin, dnnlPool.padsEnd);
   dnnl::pooling_v2_backward::primitive_desc desc(backward, dnnlAttributes(),
                                                  kernel.engine(), forward);
-  DnnlKernel::Memory gradInput = kernel.output(0, plainDesc(pool.inputShape));
+  DnnlKernel::Memory gradInput =
+      kernel.output(0, plainDesc(pool.inputShape, type));
   DnnlKernel::Memory diffSrc = kernel.like(gradInput, desc.diff_src_desc());
   std::vector<std::pair<int, DnnlKernel::Memory>> arguments = {
       {DNNL_ARG_DIFF_DST,
-       kernel.toLayout(kernel.input(0, plainDesc(pool.outputShape)),
+       kernel.toLayout(kernel.input(0, plainDesc(pool.outputShape, type)),
                        desc.diff_dst_desc())},
       {DNNL_ARG_DIFF_SRC, diffSrc}};
   if (isMax) {
     // The graph op has no workspace: rerun the forward to get the argmax.
     auto workspace = kernel.temporary(forward.workspace_desc());
-    kernel.add(dnnl::pooling_v2_forward(forward), forward,
-               {{DNNL_ARG_SRC,
-                 kernel.toLayout(kernel.input(1, plainDesc(pool.inputShape)),
-                                 forward.src_desc())},
-                {DNNL_ARG_DST, kernel.temporary(forward.dst_desc())},
-                {DNNL_ARG_WORKSPACE, workspace}});
+    kernel.add(
+        dnnl::pooling_v2_forward(forward), forward,
+        {{DNNL_ARG_SRC,
+          kernel.toLayout(kernel.input(1, plainDesc(pool.inputShape, type)),
+                          forward.src_desc())},
+         {DNNL_ARG_DST, kernel.temporary(forward.dst_desc())},
+         {DNNL_ARG_WORKSPACE, workspace}});
     arguments.push_back({DNNL_ARG_WORKSPACE, workspace});
   }
   kernel.add(dnnl::pooling_v2_backward(desc), desc, arguments);
@@ -514,12 +529,14 @@ bool buildBatchNormBackward(const Launch &launch, DnnlKernel &kernel,
 } // namespace
 
 void registerDnnlKernels() {
-  TRAINC_RT_REGISTER_DNNL("graph.matmul", buildMatmul);
-  TRAINC_RT_REGISTER_DNNL("graph.gemm", buildGemm);
-  TRAINC_RT_REGISTER_DNNL("graph.max_pool", buildPool<true>);
-  TRAINC_RT_REGISTER_DNNL("graph.avg_pool", buildPool<false>);
-  TRAINC_RT_REGISTER_DNNL("graph.max_pool_backward", buildPoolBackward<true>);
-  TRAINC_RT_REGISTER_DNNL("graph.avg_pool_backward", buildPoolBackward<false>);
+  TRAINC_RT_REGISTER_DNNL_BF16("graph.matmul", buildMatmul);
+  TRAINC_RT_REGISTER_DNNL_BF16("graph.gemm", buildGemm);
+  TRAINC_RT_REGISTER_DNNL_BF16("graph.max_pool", buildPool<true>);
+  TRAINC_RT_REGISTER_DNNL_BF16("graph.avg_pool", buildPool<false>);
+  TRAINC_RT_REGISTER_DNNL_BF16("graph.max_pool_backward",
+                               buildPoolBackward<true>);
+  TRAINC_RT_REGISTER_DNNL_BF16("graph.avg_pool_backward",
+                               buildPoolBackward<false>);
   TRAINC_RT_REGISTER_DNNL("graph.batch_norm_training", buildBatchNormTraining);
   TRAINC_RT_REGISTER_DNNL("graph.batch_norm_inference",
                           buildBatchNormInference);

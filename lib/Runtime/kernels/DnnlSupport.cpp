@@ -211,23 +211,33 @@ dnnl::primitive_attr dnnlAttributes(const Launch &launch,
   return attributes;
 }
 
-dnnl::memory::desc plainDesc(const Shape &shape) {
-  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32,
-                            stridesOf(shape));
+dnnl::memory::desc plainDesc(const Shape &shape, dnnl::memory::data_type type) {
+  return dnnl::memory::desc(shape, type, stridesOf(shape));
 }
 
-dnnl::memory::desc anyLayout(const Shape &shape) {
-  return dnnl::memory::desc(shape, dnnl::memory::data_type::f32,
-                            dnnl::memory::format_tag::any);
+dnnl::memory::desc anyLayout(const Shape &shape, dnnl::memory::data_type type) {
+  return dnnl::memory::desc(shape, type, dnnl::memory::format_tag::any);
 }
 
-bool checkDnnlFloat32(const Launch &launch, std::string &error) {
+dnnl::memory::data_type dnnlDataType(const Launch &launch) {
+  return !launch.inputs.empty() && launch.inputs[0].dtype == DType::BF16
+             ? dnnl::memory::data_type::bf16
+             : dnnl::memory::data_type::f32;
+}
+
+bool checkDnnlTypes(const Launch &launch, bool bf16, std::string &error) {
+  DType type =
+      bf16 && !launch.inputs.empty() && launch.inputs[0].dtype == DType::BF16
+          ? DType::BF16
+          : DType::F32;
   for (const auto *operands : {&launch.inputs, &launch.outputs})
     for (const OperandInfo &operand : *operands)
-      if (operand.dtype != DType::F32)
+      if (operand.dtype != type)
         return fail(launch, error,
                     std::string("element type ") + dtypeName(operand.dtype) +
-                        " is not supported by the dnnl backend (f32 only)");
+                        " is not supported by the dnnl backend here (all "
+                        "operands f32" +
+                        (bf16 ? ", or all bf16)" : ")"));
   return true;
 }
 

@@ -36,7 +36,7 @@ func.func @f(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>, %d: 
 // f64 GEMMs need neither sgemm nor oneDNN: the reference kernel runs them,
 // and forcing a library says why not.
 // CHECK: kernel.launch "graph.gemm"{{.*}}backend = "reference"
-// GEMM: backend 'dnnl' cannot run graph.gemm here: it handles f32 buffers only
+// GEMM: backend 'dnnl' cannot run graph.gemm here: it handles all-f32 or all-bf16 buffers only
 // LOOPS-DAG: backend 'generated' cannot run graph.gemm here: it handles f32 buffers only
 func.func @g(%a: memref<2x3xf64>, %b: memref<3x4xf64>, %c: memref<2x4xf64>) {
   kernel.launch "graph.gemm"(%a, %b) -> (%c) {options = {}} : (memref<2x3xf64>, memref<3x4xf64>) -> memref<2x4xf64>
@@ -193,7 +193,7 @@ func.func @norm(%x: memref<2x3x4xf64>, %c: memref<3xf64>, %y: memref<2x3x4xf64>,
 // ALLBLAS: kernel.launch "graph.gemm"{{.*}}backend = "openblas"
 // ALLBLAS: kernel.launch "graph.relu"{{.*}}backend = "generated"
 // ALLBLAS: kernel.launch "graph.relu"{{.*}}backend = "reference"
-// NOGEN: backend 'generated' cannot run graph.relu here: it handles f32 tensors (and i1 masks) only
+// NOGEN: backend 'generated' cannot run graph.relu here: it handles f32, bf16 and f16 tensors (and i1 masks) only
 func.func @everywhere(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>, %d: memref<2x4xf32>, %e: memref<8xf64>, %f: memref<8xf64>) {
   kernel.launch "graph.gemm"(%a, %b) -> (%c) {options = {}} : (memref<2x3xf32>, memref<3x4xf32>) -> memref<2x4xf32>
   kernel.launch "graph.relu"(%c) -> (%d) {options = {}} : (memref<2x4xf32>) -> memref<2x4xf32>
@@ -218,5 +218,29 @@ func.func @losses(%x: memref<8x10xf32>, %y: memref<8xi64>, %y32: memref<8xi32>, 
   kernel.launch "graph.nll_loss"(%x, %y32) -> (%nll) {options = {reduction = "mean"}} : (memref<8x10xf32>, memref<8xi32>) -> memref<f32>
   kernel.launch "graph.nll_loss"(%x64, %y) -> (%nll64) {options = {reduction = "mean"}} : (memref<8x10xf64>, memref<8xi64>) -> memref<f64>
   kernel.launch "graph.mse_loss"(%x, %dx) -> (%mse) {options = {reduction = "sum"}} : (memref<8x10xf32>, memref<8x10xf32>) -> memref<f32>
+  return
+}
+
+// -----
+
+// bf16 (--amp bf16): oneDNN runs all-bf16 convolutions, products and
+// pooling; generated kernels run elementwise ops and casts (computing in
+// f32); the reference kernels take no bf16, so forcing them leaves these
+// launches where they can run.
+// CHECK-LABEL: func.func @bf16
+// CHECK: kernel.launch "graph.cast"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.relu"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.max_pool"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.matmul"{{.*}}backend = "dnnl"
+// ALLREF-LABEL: func.func @bf16
+// ALLREF: kernel.launch "graph.cast"{{.*}}backend = "generated"
+// ALLREF: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
+func.func @bf16(%x: memref<2x3x8x8xf32>, %x16: memref<2x3x8x8xbf16>, %w: memref<4x3x3x3xbf16>, %y: memref<2x4x6x6xbf16>, %r: memref<2x4x6x6xbf16>, %p: memref<2x4x3x3xbf16>, %a: memref<2x36xbf16>, %b: memref<36x5xbf16>, %o: memref<2x5xbf16>) {
+  kernel.launch "graph.cast"(%x) -> (%x16) {options = {to = bf16}} : (memref<2x3x8x8xf32>) -> memref<2x3x8x8xbf16>
+  kernel.launch "graph.conv"(%x16, %w) -> (%y) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xbf16>, memref<4x3x3x3xbf16>) -> memref<2x4x6x6xbf16>
+  kernel.launch "graph.relu"(%y) -> (%r) {options = {}} : (memref<2x4x6x6xbf16>) -> memref<2x4x6x6xbf16>
+  kernel.launch "graph.max_pool"(%r) -> (%p) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<2x4x6x6xbf16>) -> memref<2x4x3x3xbf16>
+  kernel.launch "graph.matmul"(%a, %b) -> (%o) {options = {}} : (memref<2x36xbf16>, memref<36x5xbf16>) -> memref<2x5xbf16>
   return
 }
