@@ -12,7 +12,9 @@ Run with Debian's interpreter (torch 1.13, torchvision 0.14, onnx 1.12):
   /usr/bin/python3 models/export.py reference --model NAME --onnx FILE --out DIR
       Rebuild the torch module, load its weights from FILE's initializers by
       name, and write PyTorch's results (loss, gradients, 3 steps of SGD with
-      momentum and of AdamW) in fp32/ and fp64/ plus DIR/reference.json.
+      momentum and of AdamW) in fp32/ and fp64/, the losses of the same steps
+      under torch.autocast("cpu", torch.bfloat16) in autocast_bf16/, plus
+      DIR/reference.json.
 
   /usr/bin/python3 models/export.py all --out DIR
       Both, for every model (the reference of NAME goes to DIR/NAME.ref).
@@ -398,6 +400,33 @@ def run_precision(spec: Spec, state, xs, labels, dtype, root):
     return out
 
 
+def run_autocast(spec: Spec, state, xs, labels, root):
+    """3 optimizer steps of the f32 model under torch.autocast("cpu",
+    torch.bfloat16) (PyTorch's mixed precision on CPU: convolutions and
+    products in bf16, f32 parameters); returns {relative name: array}."""
+    loss_fn = nn.CrossEntropyLoss()
+    optimizers = {"sgd_momentum": lambda ps: torch.optim.SGD(ps, **SGD),
+                  "adamw": lambda ps: torch.optim.AdamW(ps, **ADAMW)}
+    out = {}
+    for opt_name, make in optimizers.items():
+        model = build(spec)
+        model.load_state_dict(state)
+        model.train()
+        opt = make(model.parameters())
+        losses = []
+        for _ in range(STEPS):
+            opt.zero_grad()
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = loss_fn(model(*xs).float(), labels)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        out[f"{opt_name}/losses"] = np.array(losses, dtype=np.float32)
+    for rel, a in out.items():
+        save(root, rel, a)
+    return out
+
+
 def rel_error(a, b):
     """e(a, b) = ||a-b|| / (||b|| + 1e-6 sqrt(n)), in float64."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
@@ -413,8 +442,10 @@ def cmd_reference(name: str, onnx_path: str, out: str):
     xs, labels = make_inputs(spec)
     results = {p: run_precision(spec, state, xs, labels, dt, os.path.join(out, p))
                for p, dt in (("fp32", torch.float32), ("fp64", torch.float64))}
+    autocast = run_autocast(spec, state, xs, labels, os.path.join(out, "autocast_bf16"))
     errors = {k: rel_error(results["fp32"][k], v) for k, v in results["fp64"].items()
               if not k.startswith("inputs/") and k != "labels"}
+    autocast_errors = {k: rel_error(v, results["fp32"][k]) for k, v in autocast.items()}
     groups = collections.defaultdict(float)
     for k, e in errors.items():
         g = k.split("/")[0] if "/" in k else k
@@ -447,6 +478,9 @@ def cmd_reference(name: str, onnx_path: str, out: str):
         "error_fp32_vs_fp64_def": "||a-b|| / (||b|| + 1e-6*sqrt(n)), a=fp32, b=fp64",
         "error_fp32_vs_fp64_max": dict(groups),
         "error_fp32_vs_fp64": errors,
+        "autocast_bf16": "autocast_bf16/<opt>/losses.npy: the same steps with the "
+                         "forward and loss under torch.autocast('cpu', torch.bfloat16)",
+        "error_autocast_bf16_vs_fp32": autocast_errors,
     }
     with open(os.path.join(out, "reference.json"), "w") as f:
         json.dump(info, f, indent=1, sort_keys=False)

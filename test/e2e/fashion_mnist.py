@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Trains a shipped model on Fashion-MNIST with `trainc train` and checks the
 test accuracy after the last epoch (every one of the 10,000 test images
-counts). Prints the accuracy per epoch and the wall time."""
+counts). Prints the accuracy per epoch and the wall time. With --compare-amp,
+also trains in mixed precision and compares."""
 import argparse
 import re
 import subprocess
@@ -15,25 +16,45 @@ def main():
     p.add_argument("--model", required=True)
     p.add_argument("--epochs", type=int, required=True)
     p.add_argument("--min-accuracy", type=float, required=True, help="percent")
+    p.add_argument("--compare-amp", choices=["bf16", "fp16"],
+                   help="also train with --amp AMP (same seed and epochs) and "
+                        "require its accuracy within 0.5 points of the f32 run's")
     p.add_argument("extra", nargs="*", help="more trainc train options")
     args = p.parse_args()
+    final = train(args, args.extra)
+    if final is None:
+        return 1
+    ok = final >= args.min_accuracy
+    if args.compare_amp:
+        mixed = train(args, args.extra + ["--amp", args.compare_amp])
+        if mixed is None:
+            return 1
+        close = mixed >= final - 0.5
+        print(f"--amp {args.compare_amp}: {mixed:.2f}% against f32 {final:.2f}% "
+              f"(at least {final - 0.5:.2f}% required) {'ok' if close else 'FAIL'}")
+        ok = ok and close
+    return 0 if ok else 1
+
+
+def train(args, extra):
+    """Runs trainc train; returns the final test accuracy, or None."""
     cmd = [args.trainc, "train", args.model, "--data", "fashion-mnist",
            "--epochs", str(args.epochs), "--batch-size", "64", "--seed", "1",
-           "--threads", "2"] + args.extra
+           "--threads", "2"] + extra
     print("$", " ".join(cmd), flush=True)
     start = time.time()
     run = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     seconds = time.time() - start
     print(run.stdout)
     if run.returncode != 0:
-        return 1
+        return None
     accuracies = [float(m) for m in re.findall(r"test accuracy ([0-9.]+)%", run.stdout)]
     if len(accuracies) != args.epochs:
         print(f"expected {args.epochs} epochs, saw {len(accuracies)}")
-        return 1
+        return None
     print(f"final test accuracy {accuracies[-1]:.2f}% (minimum {args.min_accuracy}%), "
           f"wall time {seconds:.1f} s")
-    return 0 if accuracies[-1] >= args.min_accuracy else 1
+    return accuracies[-1]
 
 
 if __name__ == "__main__":

@@ -173,9 +173,27 @@ static std::string modelHash(const CompileCommandOptions &options) {
   return hex;
 }
 
+/// Arena bytes per function (kernel::kArenaSizeAttrName).
+static std::map<std::string, int64_t> arenaSizes(mlir::ModuleOp module) {
+  std::map<std::string, int64_t> sizes;
+  for (auto function : module.getOps<mlir::func::FuncOp>())
+    if (auto arena = function->getAttrOfType<mlir::IntegerAttr>(
+            kernel::kArenaSizeAttrName))
+      sizes[function.getSymName().str()] = arena.getInt();
+  return sizes;
+}
+
+/// What --stats says about mixed precision: the precision and the arenas
+/// the same model plans in f32.
+struct PrecisionStats {
+  std::string amp = "off";
+  std::map<std::string, int64_t> f32Arenas;
+};
+
 /// --stats: what the memory plan and dispatch decided, and what each
 /// function's kernels cost per call (estimated; KernelCost.h).
-static void printStats(mlir::ModuleOp module, const ImportedModel &imported) {
+static void printStats(mlir::ModuleOp module, const ImportedModel &imported,
+                       const PrecisionStats &precision) {
   size_t weights = 0;
   for (const auto &[name, weight] : imported.weights)
     weights += weight.bytes.size();
@@ -194,7 +212,31 @@ static void printStats(mlir::ModuleOp module, const ImportedModel &imported) {
     auto arena =
         function->getAttrOfType<mlir::IntegerAttr>(kernel::kArenaSizeAttrName);
     llvm::outs() << "  @" << function.getSymName() << ": arena "
-                 << (arena ? arena.getInt() : 0) << " bytes\n";
+                 << (arena ? arena.getInt() : 0) << " bytes";
+    auto f32Arena = precision.f32Arenas.find(function.getSymName().str());
+    if (arena && f32Arena != precision.f32Arenas.end() && f32Arena->second > 0)
+      llvm::outs() << llvm::formatv(
+          " (f32: {0} bytes; --amp {1} saves {2:F1}%)", f32Arena->second,
+          precision.amp,
+          100.0 * (f32Arena->second - arena.getInt()) / f32Arena->second);
+    llvm::outs() << "\n";
+    if (precision.amp != "off") {
+      // Casts run alone (graph.cast) or inside the fused kernel that reads
+      // or writes their values (fused(cast,sgd_update)).
+      int alone = 0, fused = 0;
+      function.walk([&](kernel::LaunchOp launch) {
+        llvm::StringRef name = launch.getKernel();
+        if (name == "graph.cast")
+          ++alone;
+        else if (name.starts_with("fused(")) {
+          llvm::SmallVector<llvm::StringRef> parts;
+          name.drop_front(6).drop_back().split(parts, ',');
+          fused += llvm::count(parts, "cast");
+        }
+      });
+      llvm::outs() << "    casts (--amp " << precision.amp << "): " << alone
+                   << " launches, " << fused << " fused into other kernels\n";
+    }
     std::map<std::pair<std::string, std::string>, Row> rows;
     Row total;
     function.walk([&](kernel::LaunchOp launch) {
@@ -318,6 +360,18 @@ int runCompileCommand(const CompileCommandOptions &options) {
       amp = "off";
     }
   }
+  // --stats with --amp: the arenas of the same model in f32, for the
+  // bytes mixed precision saves (the f32 plan, compiled here too).
+  PrecisionStats precisionStats;
+  precisionStats.amp = amp;
+  if (options.stats && amp != "off" && options.emit != "train-graph") {
+    mlir::OwningOpRef<mlir::ModuleOp> f32 = module.clone();
+    mlir::PassManager f32Pipeline(&context);
+    buildTrainingPipeline(f32Pipeline, options.training);
+    buildKernelPipeline(f32Pipeline, options.dispatch, *vectorLanes);
+    if (mlir::succeeded(f32Pipeline.run(*f32)) && !failed)
+      precisionStats.f32Arenas = arenaSizes(*f32);
+  }
   bool tune = options.tune && options.emit != "train-graph";
   // With --tune, the pipeline stops after dispatch for the measurements.
   mlir::PassManager pm(&context);
@@ -361,7 +415,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
     }
   }
   if (options.stats)
-    printStats(module, *imported);
+    printStats(module, *imported, precisionStats);
   if (options.emit != "so")
     return writeIR(module, output, options.printLocations);
 
