@@ -10,18 +10,16 @@ namespace trainc {
 
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options,
-                           llvm::StringRef amp) {
-  graph::AmpPassOptions precision;
-  precision.precision = amp.str();
+                           const std::optional<graph::AmpPassOptions> &amp) {
   // Before autodiff, so that the backward pass mirrors the forward's
   // precisions and parameters stay f32 behind a cast (master weights).
-  if (amp != "off")
-    pm.addPass(graph::createAmpPass(precision));
+  if (amp)
+    pm.addPass(graph::createAmpPass(*amp));
   pm.addPass(graph::createAutodiffPass(options));
   // Again after it: ops only the reverse sweep builds (a bias gradient's
   // sum) take their own class.
-  if (amp != "off")
-    pm.addPass(graph::createAmpPass(precision));
+  if (amp)
+    pm.addPass(graph::createAmpPass(*amp));
   // The reverse sweep builds gradients for every operand; folding and
   // dead-code elimination keep only what the parameters need.
   pm.addPass(mlir::createCanonicalizerPass());
@@ -108,7 +106,16 @@ void registerTrainingPipeline() {
         options.learningRate = cl.learningRate;
         options.momentum = cl.momentum;
         options.weightDecay = cl.weightDecay;
-        buildTrainingPipeline(pm, options, cl.amp);
+        std::optional<graph::AmpPassOptions> amp;
+        if (cl.amp != "off") {
+          amp.emplace();
+          amp->precision = cl.amp;
+          // f16 products on CPU are emulated, and f16 needs loss scaling.
+          amp->nativeProducts = cl.amp != "fp16";
+          if (cl.amp == "fp16")
+            options.lossScaling = "dynamic";
+        }
+        buildTrainingPipeline(pm, options, amp);
       });
 }
 

@@ -19,11 +19,10 @@ namespace trainc {
 /// The options of the training pipeline are the autodiff pass's.
 using TrainingPipelineOptions = graph::AutodiffPassOptions;
 
-/// `amp`: "off", or the low precision of --trainc-amp ("bf16", "fp16"),
-/// which then runs before autodiff and again after it.
-void buildTrainingPipeline(mlir::OpPassManager &pm,
-                           const TrainingPipelineOptions &options,
-                           llvm::StringRef amp = "off");
+/// With `amp`, --trainc-amp runs before autodiff and again after it.
+void buildTrainingPipeline(
+    mlir::OpPassManager &pm, const TrainingPipelineOptions &options,
+    const std::optional<graph::AmpPassOptions> &amp = std::nullopt);
 
 /// The training graph to planned kernel launches: inline the calls, lower
 /// to the kernel dialect, choose backends (`dispatchOverrides` are

@@ -61,6 +61,12 @@ inline constexpr llvm::StringLiteral kRoleStep = "step";
 inline constexpr llvm::StringLiteral kRoleSeed = "seed";
 inline constexpr llvm::StringLiteral kRoleLearningRate = "learning_rate";
 inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
+/// @gradients' loss scale (dynamic loss scaling).
+inline constexpr llvm::StringLiteral kRoleLossScale = "loss_scale";
+/// Argument attribute: the initial value of a persistent argument that
+/// does not start at zero (the loss scale), as an ElementsAttr.
+inline constexpr llvm::StringLiteral kInitialValueAttrName =
+    "graph.initial_value";
 inline constexpr llvm::StringLiteral kRoleLoss = "loss";
 inline constexpr llvm::StringLiteral kRoleGradient = "gradient";
 inline constexpr llvm::StringLiteral kRoleOutput = "output";

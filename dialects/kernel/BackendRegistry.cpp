@@ -352,16 +352,22 @@ static bool float32Update(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
-/// graph.cast between f32, f64, bf16, f16, i64, i32 and bool.
+/// graph.cast between f32, f64, i64, i32 and bool, and between bf16, f16
+/// and f32 (other casts of low floats would go through f64, which needs
+/// library calls generated code does not link).
 static bool generatedCast(LaunchOp launch, std::string &whyNot) {
   auto supported = [](Type type) {
-    return type.isF32() || type.isF64() || isLowFloat(type) ||
-           type.isInteger(64) || type.isInteger(32) || type.isInteger(1);
+    return type.isF32() || type.isF64() || type.isInteger(64) ||
+           type.isInteger(32) || type.isInteger(1);
   };
+  auto lowOrF32 = [](Type type) { return type.isF32() || isLowFloat(type); };
   Type from = cast<MemRefType>(launch.getInputs()[0].getType()).getElementType();
   Type to = cast<MemRefType>(launch.getOutputs()[0].getType()).getElementType();
-  if (!supported(from) || !supported(to)) {
-    whyNot = "it casts between f32, f64, bf16, f16, i64, i32 and bool only";
+  bool low = isLowFloat(from) || isLowFloat(to);
+  if (low ? !(lowOrF32(from) && lowOrF32(to))
+          : !(supported(from) && supported(to))) {
+    whyNot = "it casts between f32, f64, i64, i32 and bool, and between "
+             "bf16, f16 and f32 only";
     return false;
   }
   return true;

@@ -87,8 +87,16 @@ TRAINC_API trainc_status trainc_get_memory(const trainc_session *session,
 TRAINC_API trainc_status trainc_set_learning_rate(trainc_session *session, double lr);
 TRAINC_API trainc_status trainc_get_learning_rate(const trainc_session *session,
                                        double *lr);
-/* Steps taken so far. */
+/* Steps taken so far (a step skipped by loss scaling is not counted). */
 TRAINC_API trainc_status trainc_get_step(const trainc_session *session, int64_t *step);
+/* Dynamic loss scaling (models compiled with --amp fp16): the loss scale
+ * of the next step and how many steps were skipped because a gradient was
+ * not finite (those changed no parameter or optimizer state). Either
+ * pointer may be NULL. TRAINC_ERROR_INVALID_ARGUMENT for a model without
+ * loss scaling. */
+TRAINC_API trainc_status trainc_get_loss_scale(const trainc_session *session,
+                                               double *scale,
+                                               int64_t *skipped_steps);
 
 /* One training step on caller-owned buffers, in the order of the manifest's
  * "inputs"; `labels` may be NULL for a model whose output is its loss. */

@@ -368,6 +368,9 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
   nlohmann::json functions = nlohmann::json::object();
   nlohmann::json backends = nlohmann::json::object();
   std::set<std::string> persistentNames;
+  // Persistent arguments that do not start at zero and have no weight (the
+  // loss scale), from their graph.initial_value.
+  WeightStore initialValues;
 
   for (auto function : lowered.getOps<func::FuncOp>()) {
     if (function->hasAttr(loop::kKernelAttrName))
@@ -395,6 +398,20 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
         entry["layout"] = layout.getInt();
       arguments.push_back(std::move(entry));
       persistentNames.insert(name.str());
+      if (auto initial = function.getArgAttrOfType<DenseElementsAttr>(
+              i, graph::kInitialValueAttrName);
+          initial && !weights.count(name.str())) {
+        WeightTensor &tensor = initialValues[name.str()];
+        tensor.dtype = *dtype;
+        tensor.shape = type.getShape().vec();
+        ArrayRef<char> raw = initial.getRawData();
+        size_t bytes = type.getNumElements() *
+                       std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+        // A splat stores one element: repeat it.
+        while (tensor.bytes.size() < bytes)
+          tensor.bytes.insert(tensor.bytes.end(), raw.begin(), raw.end());
+        tensor.bytes.resize(bytes);
+      }
     }
     auto arena = function->getAttrOfType<IntegerAttr>(kernel::kArenaSizeAttrName);
     functions[function.getSymName().str()] = {
@@ -413,17 +430,19 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
   // The initial weights: one 64-byte-aligned blob.
   std::string blob;
   nlohmann::json weightList = nlohmann::json::array();
-  for (const auto &[name, weight] : weights) {
-    if (!persistentNames.count(name))
-      continue;
-    blob.resize((blob.size() + 63) / 64 * 64, '\0');
-    weightList.push_back({{"name", name},
-                          {"dtype", weight.dtype},
-                          {"shape", weight.shape},
-                          {"offset", blob.size()},
-                          {"bytes", weight.bytes.size()}});
-    blob.append(weight.bytes.begin(), weight.bytes.end());
-  }
+  for (const WeightStore *store :
+       std::initializer_list<const WeightStore *>{&weights, &initialValues})
+    for (const auto &[name, weight] : *store) {
+      if (!persistentNames.count(name))
+        continue;
+      blob.resize((blob.size() + 63) / 64 * 64, '\0');
+      weightList.push_back({{"name", name},
+                            {"dtype", weight.dtype},
+                            {"shape", weight.shape},
+                            {"offset", blob.size()},
+                            {"bytes", weight.bytes.size()}});
+      blob.append(weight.bytes.begin(), weight.bytes.end());
+    }
   manifest["weights"] = weightList;
   emitter.bytesGlobal(blob, "trainc_model_weights", /*exported=*/true);
   emitter.bytesGlobal(inferenceModel, "trainc_model_onnx", /*exported=*/true);

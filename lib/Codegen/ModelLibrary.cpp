@@ -193,6 +193,7 @@ const char *kVersionScript = R"(TRAINC_1 {
     trainc_api_version; trainc_manifest; trainc_last_error;
     trainc_session_open; trainc_session_close; trainc_get_memory;
     trainc_set_learning_rate; trainc_get_learning_rate; trainc_get_step;
+    trainc_get_loss_scale;
     trainc_train_step; trainc_forward;
     trainc_num_parameters; trainc_parameter_name;
     trainc_get_parameter; trainc_set_parameter;

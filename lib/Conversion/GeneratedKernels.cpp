@@ -103,10 +103,17 @@ Value castOp(KernelBuilder &kb, OpBuilder &b, Location loc, ValueRange x) {
   Type f64 = b.getF64Type(), i64 = b.getI64Type();
   // Between floats directly: a widening is exact, a narrowing rounds once
   // either way (--amp's casts stay in f32 vectors, not f64).
-  if (isa<FloatType>(from) && isa<FloatType>(to))
-    return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+  if (from == to)
+    return value;
+  if (isa<FloatType>(from) && isa<FloatType>(to)) {
+    unsigned fromBits = from.getIntOrFloatBitWidth();
+    unsigned toBits = to.getIntOrFloatBitWidth();
+    if (fromBits == toBits) // bf16 <-> f16, through f32 (exact)
+      value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+    return fromBits < toBits
                ? Value(arith::ExtFOp::create(b, loc, to, value))
                : Value(arith::TruncFOp::create(b, loc, to, value));
+  }
   if (isa<FloatType>(from)) {
     Value wide = from == f64 ? value : arith::ExtFOp::create(b, loc, f64, value);
     if (to.isInteger(1))

@@ -408,6 +408,24 @@ trainc_status trainc_get_step(const trainc_session *session, int64_t *step) {
   return TRAINC_OK;
 }
 
+trainc_status trainc_get_loss_scale(const trainc_session *session,
+                                    double *scale, int64_t *skipped_steps) {
+  if (!session)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "session is null");
+  auto scaleTensor = session->persistent.find("amp.loss_scale");
+  auto skippedTensor = session->persistent.find("amp.skipped_steps");
+  if (scaleTensor == session->persistent.end() ||
+      skippedTensor == session->persistent.end())
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                "the model has no loss scaling (compile it with --amp fp16)");
+  if (scale)
+    *scale = *static_cast<const float *>(scaleTensor->second.second.data());
+  if (skipped_steps)
+    *skipped_steps =
+        *static_cast<const int64_t *>(skippedTensor->second.second.data());
+  return TRAINC_OK;
+}
+
 trainc_status trainc_train_step(trainc_session *session,
                                 const trainc_tensor *inputs,
                                 int32_t num_inputs,

@@ -11,6 +11,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
+#include "llvm/ADT/APFloat.h"
+
 #include <catch2/catch.hpp>
 
 #include <omp.h>
@@ -219,6 +221,25 @@ static rt::DType runtimeType(DType dtype) {
   return *rt::parseDType(dtypeName(dtype).str());
 }
 
+/// bf16 and f16 as 16-bit patterns (rounded to nearest even) and back.
+static const llvm::fltSemantics &halfSemantics(DType dtype) {
+  return dtype == DType::BF16 ? llvm::APFloat::BFloat()
+                              : llvm::APFloat::IEEEhalf();
+}
+static uint16_t toHalfBits(DType dtype, double value) {
+  llvm::APFloat half(value);
+  bool lost;
+  half.convert(halfSemantics(dtype), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return static_cast<uint16_t>(half.bitcastToAPInt().getZExtValue());
+}
+static double fromHalfBits(DType dtype, uint16_t bits) {
+  llvm::APFloat half(halfSemantics(dtype), llvm::APInt(16, bits));
+  bool lost;
+  half.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+               &lost);
+  return half.convertToDouble();
+}
+
 /// The bytes of `tensor` in its dtype's layout.
 std::vector<unsigned char> toBytes(const HostTensor &tensor) {
   size_t size = rt::dtypeSize(runtimeType(tensor.dtype));
@@ -233,6 +254,10 @@ std::vector<unsigned char> toBytes(const HostTensor &tensor) {
       break;
     case DType::F64:
       store(value);
+      break;
+    case DType::BF16:
+    case DType::F16:
+      store(toHalfBits(tensor.dtype, value));
       break;
     case DType::I64:
       store(static_cast<int64_t>(value));
@@ -275,6 +300,13 @@ HostTensor fromBytes(DType dtype, const Shape &shape,
     case DType::F64:
       result.data.push_back(load(double{}));
       break;
+    case DType::BF16:
+    case DType::F16: {
+      uint16_t bits;
+      std::memcpy(&bits, at, sizeof(bits));
+      result.data.push_back(fromHalfBits(dtype, bits));
+      break;
+    }
     case DType::I64:
       result.data.push_back(load(int64_t{}));
       break;

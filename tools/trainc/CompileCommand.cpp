@@ -81,6 +81,17 @@ void addTrainingOptions(CLI::App &command, TrainingPipelineOptions &t) {
                         "Clip gradients to this global L2 norm (0: off)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  optimizer
+      ->add_option("--initial-loss-scale", t.initialLossScale,
+                   "--amp fp16: the loss scale of the first step")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  optimizer
+      ->add_option("--loss-scale-growth-interval", t.lossScaleGrowthInterval,
+                   "--amp fp16: finite steps in a row after which the "
+                   "loss scale doubles")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 }
 
 void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
@@ -162,7 +173,9 @@ static std::string modelHash(const CompileCommandOptions &options) {
        << "|momentum=" << options.training.momentum
        << "|nesterov=" << options.training.nesterov
        << "|weight_decay=" << options.training.weightDecay
-       << "|clip=" << options.training.clipGradNorm << "|amp=" << options.amp;
+       << "|clip=" << options.training.clipGradNorm << "|amp=" << options.amp
+       << "|loss_scale=" << options.training.initialLossScale << ","
+       << options.training.lossScaleGrowthInterval;
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : text.str()) {
     hash ^= c;
@@ -285,12 +298,12 @@ static void printStats(mlir::ModuleOp module, const ImportedModel &imported,
 }
 
 /// The training configuration, as JSON for the manifest.
-static std::string trainingJson(mlir::ModuleOp module) {
+static std::string trainingJson(mlir::ModuleOp module, const std::string &amp) {
   auto config = module->getAttrOfType<mlir::DictionaryAttr>("graph.training");
-  std::string json = "{";
+  std::string json = "{\"amp\": \"" + amp + "\"";
   if (config)
-    for (auto [i, entry] : llvm::enumerate(config.getValue())) {
-      json += (i ? ", \"" : "\"") + entry.getName().str() + "\": ";
+    for (auto entry : config.getValue()) {
+      json += ", \"" + entry.getName().str() + "\": ";
       if (auto text = llvm::dyn_cast<mlir::StringAttr>(entry.getValue()))
         json += "\"" + text.str() + "\"";
       else if (auto real = llvm::dyn_cast<mlir::FloatAttr>(entry.getValue()))
@@ -344,6 +357,15 @@ int runCompileCommand(const CompileCommandOptions &options) {
   // Mixed precision where the target multiplies in it natively; no
   // emulated products, which would be slower than f32.
   std::string amp = options.amp;
+  TrainingPipelineOptions training = options.training;
+  bool scalerOptions = training.initialLossScale != 65536.0 ||
+                       training.lossScaleGrowthInterval != 2000;
+  if (scalerOptions && amp != "fp16") {
+    spdlog::error("--initial-loss-scale and --loss-scale-growth-interval "
+                  "set the loss scaling of --amp fp16; this is --amp {}",
+                  amp);
+    return 1;
+  }
   if (amp == "bf16") {
     llvm::Expected<bool> native = targetHasNativeBf16(options.cpu);
     if (!native) {
@@ -372,10 +394,26 @@ int runCompileCommand(const CompileCommandOptions &options) {
     if (mlir::succeeded(f32Pipeline.run(*f32)) && !failed)
       precisionStats.f32Arenas = arenaSizes(*f32);
   }
+  std::optional<graph::AmpPassOptions> ampPass;
+  if (amp != "off") {
+    ampPass.emplace();
+    ampPass->precision = amp;
+    if (amp == "fp16") {
+      // No CPU library multiplies in f16 (oneDNN 2.6 does not): products
+      // read f16-rounded operands and compute in f32; everything else is
+      // stored in f16, and the loss is scaled (f16 gradients underflow).
+      ampPass->nativeProducts = false;
+      training.lossScaling = "dynamic";
+      if (!options.instrument)
+        spdlog::warn("--amp fp16: no f16 product kernels on CPU: "
+                     "convolutions and products compute in f32 on "
+                     "f16-rounded operands (dynamic loss scaling on)");
+    }
+  }
   bool tune = options.tune && options.emit != "train-graph";
   // With --tune, the pipeline stops after dispatch for the measurements.
   mlir::PassManager pm(&context);
-  buildTrainingPipeline(pm, options.training, amp);
+  buildTrainingPipeline(pm, training, ampPass);
   if (tune)
     buildDispatchPipeline(pm, options.dispatch, *vectorLanes);
   else if (options.emit != "train-graph")
@@ -433,7 +471,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
   codegen.modelHash = modelHash(options);
   std::string stem = llvm::sys::path::stem(output).str();
   codegen.modelName = llvm::StringRef(stem).starts_with("lib") ? stem.substr(3) : stem;
-  codegen.trainingJson = trainingJson(module);
+  codegen.trainingJson = trainingJson(module, amp);
   codegen.profile = options.instrument;
   // What trainc_export_onnx writes: the ONNX graph, with the session's
   // parameters and state as initializers.

@@ -34,6 +34,7 @@ llvm::Expected<std::unique_ptr<ModelApi>> loadModelLibrary(const std::string &pa
   resolve(api->getMemory, "trainc_get_memory");
   resolve(api->setLearningRate, "trainc_set_learning_rate");
   resolve(api->getStep, "trainc_get_step");
+  resolve(api->getLossScale, "trainc_get_loss_scale");
   resolve(api->trainStep, "trainc_train_step");
   resolve(api->forward, "trainc_forward");
   resolve(api->numParameters, "trainc_num_parameters");

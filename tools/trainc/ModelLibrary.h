@@ -26,6 +26,7 @@ struct ModelApi {
   decltype(&trainc_get_memory) getMemory;
   decltype(&trainc_set_learning_rate) setLearningRate;
   decltype(&trainc_get_step) getStep;
+  decltype(&trainc_get_loss_scale) getLossScale;
   decltype(&trainc_train_step) trainStep;
   decltype(&trainc_forward) forward;
   decltype(&trainc_num_parameters) numParameters;

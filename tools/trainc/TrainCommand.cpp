@@ -79,6 +79,20 @@ int reportApiError(const ModelApi &api, const std::string &what) {
   return 1;
 }
 
+/// ", loss scale S, K steps skipped" for a model with dynamic loss scaling
+/// (--amp fp16), else "".
+std::string lossScaling(const ModelApi &api, trainc_session *session) {
+  double scale;
+  int64_t skipped;
+  if (api.getLossScale(session, &scale, &skipped) != TRAINC_OK)
+    return "";
+  char text[96];
+  std::snprintf(text, sizeof(text), ", loss scale %g, %lld step%s skipped",
+                scale, static_cast<long long>(skipped),
+                skipped == 1 ? "" : "s");
+  return text;
+}
+
 /// Progress: a bar on a terminal, a line every `every` steps otherwise.
 struct Progress {
   bool terminal = ::isatty(2);
@@ -238,8 +252,10 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
       spdlog::error("{}", llvm::toString(correct.takeError()));
       return 1;
     }
-    std::printf("epoch %d: loss %.4f, test accuracy %.2f%% (%lld images)\n",
-                epoch, loss, 100.0 * *correct, static_cast<long long>(test.count));
+    std::printf("epoch %d: loss %.4f, test accuracy %.2f%% (%lld images)%s\n",
+                epoch, loss, 100.0 * *correct,
+                static_cast<long long>(test.count),
+                lossScaling(api, session).c_str());
     std::fflush(stdout);
     position.epoch = epoch;
     if (!options.checkpoint.empty()) {
@@ -321,7 +337,8 @@ int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
     if (api.trainStep(session, inputTensors.data(), inputTensors.size(),
                       labels.empty() ? nullptr : &labelTensor, &loss) != TRAINC_OK)
       return reportApiError(api, "training step");
-    std::printf("step %lld: loss %.9g\n", static_cast<long long>(step), loss);
+    std::printf("step %lld: loss %.9g%s\n", static_cast<long long>(step), loss,
+                lossScaling(api, session).c_str());
   }
   std::fflush(stdout);
   if (!options.checkpoint.empty()) {

@@ -54,8 +54,9 @@ bool isFloat(Value value) { return isa<FloatType>(elementTypeOf(value)); }
 /// Rewrites one function's ops in program order.
 class Precisions {
 public:
-  Precisions(FloatType low)
-      : low(low), f32(Float32Type::get(low.getContext())) {}
+  Precisions(FloatType low, bool nativeProducts)
+      : low(low), f32(Float32Type::get(low.getContext())),
+        nativeProducts(nativeProducts) {}
 
   LogicalResult run(func::FuncOp function) {
     for (Operation &op : llvm::make_early_inc_range(function.getOps())) {
@@ -87,6 +88,8 @@ private:
     case CastClass::Fixed:
       return success();
     case CastClass::Low:
+      if (!nativeProducts)
+        return emulateLow(op);
       target = low;
       break;
     case CastClass::Fp32:
@@ -104,6 +107,33 @@ private:
         operand.set(as(operand.get(), target, op));
     // Also when no operand moved here: an earlier op may have changed one.
     return reinferResults(op);
+  }
+
+  /// A CastLow op on a target without low-precision products: it reads
+  /// its float operands rounded to the low precision (cast down and back
+  /// up), computes in f32, and its users read its results rounded down, as
+  /// a low-precision product with f32 accumulation would (tensor cores).
+  LogicalResult emulateLow(Operation *op) {
+    for (OpOperand &operand : op->getOpOperands())
+      if (elementTypeOf(operand.get()) == f32 ||
+          elementTypeOf(operand.get()) == low)
+        operand.set(as(as(operand.get(), low, op), f32, op));
+    if (failed(reinferResults(op)))
+      return failure();
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    for (Value result : op->getResults()) {
+      // A result whose users all read it rounded already (a second run).
+      if (elementTypeOf(result) != f32 ||
+          llvm::all_of(result.getUsers(), [&](Operation *user) {
+            auto cast = dyn_cast<CastOp>(user);
+            return cast && elementTypeOf(cast.getResult()) == low;
+          }))
+        continue;
+      Value rounded = CastOp::create(b, op->getLoc(), result, low);
+      result.replaceAllUsesExcept(rounded, rounded.getDefiningOp());
+    }
+    return success();
   }
 
   /// Recomputes the result types from the new operands.
@@ -148,6 +178,7 @@ private:
 
   FloatType low;
   FloatType f32;
+  bool nativeProducts;
   DenseMap<std::pair<Value, Type>, Value> casts;
 };
 
@@ -168,7 +199,8 @@ struct AmpPass : trainc::graph::impl::AmpPassBase<AmpPass> {
       return signalPassFailure();
     }
     for (auto function : getOperation().getOps<func::FuncOp>())
-      if (!function.isExternal() && failed(Precisions(low).run(function)))
+      if (!function.isExternal() &&
+          failed(Precisions(low, nativeProducts).run(function)))
         return signalPassFailure();
   }
 };

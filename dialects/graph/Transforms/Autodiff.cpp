@@ -110,7 +110,8 @@ FailureOr<Type> labelType(Value output, const LossOptions &options,
 
 FailureOr<GradientFunction> buildGradientFunction(ModuleOp module,
                                                   func::FuncOp forward,
-                                                  const LossOptions &options) {
+                                                  const LossOptions &options,
+                                                  bool scaledLoss) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
   Location loc = forward.getLoc();
@@ -144,6 +145,12 @@ FailureOr<GradientFunction> buildGradientFunction(ModuleOp module,
   result.seedIndex = argTypes.size();
   argTypes.push_back(scalarI64);
   argAttrs.push_back(describeValue(b, "seed", kRoleSeed, std::nullopt));
+  if (scaledLoss) {
+    result.lossScaleIndex = argTypes.size();
+    argTypes.push_back(RankedTensorType::get({}, b.getF32Type()));
+    argAttrs.push_back(
+        describeValue(b, "loss_scale", kRoleLossScale, std::nullopt));
+  }
 
   b.setInsertionPointToEnd(module.getBody());
   auto function = func::FuncOp::create(b, loc, "gradients",
@@ -226,8 +233,13 @@ FailureOr<GradientFunction> buildGradientFunction(ModuleOp module,
   DenseMap<Value, Value> gradients;
   GradientBuilder math(b, loc);
   b.setInsertionPointToEnd(block);
-  gradients[*loss] = math.add(math.zeros(loss->getType()),
-                              math.scalar(1.0, *loss));
+  // d loss / d loss, or d (loss * scale) / d loss with loss scaling.
+  gradients[*loss] =
+      result.lossScaleIndex
+          ? math.add(math.zeros(loss->getType()),
+                     math.cast(block->getArgument(*result.lossScaleIndex),
+                               getElementTypeOrSelf(loss->getType())))
+          : math.add(math.zeros(loss->getType()), math.scalar(1.0, *loss));
   for (Operation *op : llvm::reverse(forwardOps)) {
     SmallVector<Value> resultGradients;
     bool any = false;
@@ -331,6 +343,9 @@ struct AutodiffPass : trainc::graph::impl::AutodiffPassBase<AutodiffPass> {
     options.epsilon = epsilon;
     options.lrDecay = lrDecay;
     options.clipGradNorm = clipGradNorm;
+    options.lossScaling = lossScaling;
+    options.initialLossScale = initialLossScale;
+    options.lossScaleGrowthInterval = lossScaleGrowthInterval;
     if (failed(resolveTrainingOptions(forward, options)) ||
         failed(buildTrainingFunctions(module, forward, options)))
       return signalPassFailure();

@@ -7,6 +7,7 @@
 #ifndef TRAINC_DIALECTS_GRAPH_TRANSFORMS_AUTODIFF_H
 #define TRAINC_DIALECTS_GRAPH_TRANSFORMS_AUTODIFF_H
 
+#include "dialects/graph/GradientBuilder.h"
 #include "dialects/graph/GraphOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,6 +36,10 @@ struct TrainingOptions {
   double epsilon = -1.0; ///< negative: the optimizer's default
   double lrDecay = 0.0;
   double clipGradNorm = 0.0;
+  /// Dynamic loss scaling (LossScaling.cpp): "none" or "dynamic".
+  std::string lossScaling = "none";
+  double initialLossScale = 65536.0;
+  int64_t lossScaleGrowthInterval = 2000;
 };
 
 /// What buildGradientFunction produced and where things are.
@@ -48,6 +53,9 @@ struct GradientFunction {
   llvm::SmallVector<bool> hasGradient;
   /// @forward argument indices of the state (results after the gradients).
   llvm::SmallVector<unsigned> states;
+  /// With dynamic loss scaling: the argument the reverse sweep starts from
+  /// (d loss * scale / d loss), so that every gradient comes out scaled.
+  std::optional<unsigned> lossScaleIndex;
 };
 
 /// Validates the options and fills in defaults (loss "auto", optimizer
@@ -55,10 +63,40 @@ struct GradientFunction {
 mlir::LogicalResult resolveTrainingOptions(mlir::func::FuncOp forward,
                                            TrainingOptions &options);
 
-/// Builds @gradients (see the pass description in Passes.td).
+/// Builds @gradients (see the pass description in Passes.td); with
+/// `scaledLoss`, it takes a `loss_scale` argument and returns gradients of
+/// the loss times it.
 mlir::FailureOr<GradientFunction>
 buildGradientFunction(mlir::ModuleOp module, mlir::func::FuncOp forward,
-                      const LossOptions &options);
+                      const LossOptions &options, bool scaledLoss = false);
+
+/// The dynamic loss scaler of @train_step (LossScaling.cpp): where its
+/// three optimizer-state arguments are.
+struct LossScaler {
+  unsigned scaleIndex = 0, goodStepsIndex = 0, skippedStepsIndex = 0;
+};
+
+/// Appends the scaler's state arguments: `amp.loss_scale` (f32, starting
+/// at the initial scale: attribute graph.initial_value), `amp.good_steps`
+/// and `amp.skipped_steps` (i64, from 0).
+LossScaler
+addLossScalerArguments(mlir::OpBuilder &b, const TrainingOptions &options,
+                       llvm::SmallVectorImpl<mlir::Type> &types,
+                       llvm::SmallVectorImpl<mlir::Attribute> &attrs);
+
+/// Divides the (scaled) gradients by `scale` in place and returns whether
+/// all of them are finite (tensor<i1>).
+mlir::Value unscaleGradients(GradientBuilder &math, mlir::Value scale,
+                             llvm::SmallVectorImpl<mlir::Value> &gradients);
+
+/// The scaler's new state (scale, good steps, skipped steps) after a step
+/// whose gradients were `finite` or not, as torch.cuda.amp.GradScaler
+/// updates it: x0.5 after a non-finite step, x2 after growth-interval
+/// finite steps in a row.
+llvm::SmallVector<mlir::Value>
+updateLossScaler(GradientBuilder &math, const TrainingOptions &options,
+                 mlir::Value finite, mlir::Value scale, mlir::Value goodSteps,
+                 mlir::Value skippedSteps);
 
 /// Builds @gradients, @train_step and @eval.
 mlir::LogicalResult buildTrainingFunctions(mlir::ModuleOp module,

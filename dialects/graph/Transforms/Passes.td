@@ -63,6 +63,15 @@ def AutodiffPass : Pass<"trainc-autodiff", "mlir::ModuleOp"> {
     Option<"lrDecay", "lr-decay", "double", "0.0", "Adagrad learning-rate decay">,
     Option<"clipGradNorm", "clip-grad-norm", "double", "0.0",
            "clip the gradients to this global L2 norm (0 = off)">,
+    Option<"lossScaling", "loss-scaling", "std::string", "\"none\"",
+           "none | dynamic (scale the loss, skip steps whose gradients are "
+           "not finite, adapt the scale as torch.cuda.amp.GradScaler; for "
+           "--amp fp16)">,
+    Option<"initialLossScale", "initial-loss-scale", "double", "65536.0",
+           "the loss scale of the first step (dynamic loss scaling)">,
+    Option<"lossScaleGrowthInterval", "loss-scale-growth-interval",
+           "int64_t", "2000",
+           "finite steps in a row after which the loss scale doubles">,
   ];
 }
 
@@ -166,7 +175,11 @@ def AmpPass : Pass<"trainc-amp", "mlir::ModuleOp"> {
   let dependentDialects = ["::trainc::graph::GraphDialect"];
   let options = [
     Option<"precision", "precision", "std::string", "\"bf16\"",
-           "the low precision: bf16 | fp16">
+           "the low precision: bf16 | fp16">,
+    Option<"nativeProducts", "native-products", "bool", "true",
+           "the target multiplies in the low precision; when false, CastLow "
+           "ops read operands rounded to it, compute in f32 and their users "
+           "read results rounded to it (f16 on CPU)">
   ];
 }
 

@@ -4,6 +4,8 @@
 
 #include "mlir/IR/IRMapping.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace trainc::graph {
@@ -34,6 +36,18 @@ LogicalResult resolveTrainingOptions(func::FuncOp forward,
   if (!llvm::is_contained(optimizers, options.optimizer))
     return forward.emitError("unknown optimizer '")
            << options.optimizer << "' (sgd, adam, adamw, adagrad)";
+  if (options.lossScaling != "none" && options.lossScaling != "dynamic")
+    return forward.emitError("unknown loss scaling '")
+           << options.lossScaling << "' (none, dynamic)";
+  if (!(options.initialLossScale > 0.0) ||
+      !std::isfinite(options.initialLossScale))
+    return forward.emitError("the initial loss scale must be a positive "
+                             "finite number, not ")
+           << options.initialLossScale;
+  if (options.lossScaleGrowthInterval < 1)
+    return forward.emitError("the loss scale growth interval must be at "
+                             "least 1, not ")
+           << options.lossScaleGrowthInterval;
   if (options.weightDecay < 0.0)
     options.weightDecay = options.optimizer == "adamw" ? 0.01 : 0.0;
   if (options.epsilon < 0.0)
@@ -178,6 +192,9 @@ static LogicalResult buildTrainStep(ModuleOp module, func::FuncOp forward,
   argTypes.push_back(RankedTensorType::get({}, parameterElement));
   argAttrs.push_back(
       describeValue(b, "learning_rate", kRoleLearningRate, std::nullopt));
+  std::optional<LossScaler> scaler;
+  if (gradients.lossScaleIndex)
+    scaler = addLossScalerArguments(b, options, argTypes, argAttrs);
 
   b.setInsertionPointToEnd(module.getBody());
   auto function = func::FuncOp::create(b, loc, "train_step",
@@ -195,12 +212,19 @@ static LogicalResult buildTrainStep(ModuleOp module, func::FuncOp forward,
     callOperands.push_back(block->getArgument(forward.getNumArguments()));
   callOperands.push_back(step);
   callOperands.push_back(block->getArgument(seedIndex));
+  if (scaler)
+    callOperands.push_back(block->getArgument(scaler->scaleIndex));
   auto call = func::CallOp::create(b, loc, gradientFunction, callOperands);
 
   size_t parameterCount = gradients.parameters.size();
   SmallVector<Value> grads;
   for (size_t k = 0; k < parameterCount; ++k)
     grads.push_back(gradients.hasGradient[k] ? call.getResult(1 + k) : Value());
+  // Unscaled before clipping, which reads their true norm.
+  Value finite;
+  if (scaler)
+    finite =
+        unscaleGradients(math, block->getArgument(scaler->scaleIndex), grads);
   if (options.clipGradNorm > 0.0)
     clipByGlobalNorm(math, grads, options.clipGradNorm);
 
@@ -217,6 +241,15 @@ static LogicalResult buildTrainStep(ModuleOp module, func::FuncOp forward,
     SmallVector<Value> results =
         applyOptimizer(b, loc, options, block->getArgument(parameterIndex),
                        grads[k], state, learningRate, step);
+    // A step with a non-finite gradient leaves parameter and state as
+    // they were.
+    if (finite) {
+      results.front() = math.where(finite, results.front(),
+                                   block->getArgument(parameterIndex));
+      for (auto [result, old] :
+           llvm::zip(MutableArrayRef(results).drop_front(), state))
+        result = math.where(finite, result, old);
+    }
     updated[parameterIndex] = results.front();
     llvm::append_range(newOptimizerState, ArrayRef(results).drop_front());
   }
@@ -243,7 +276,25 @@ static LogicalResult buildTrainStep(ModuleOp module, func::FuncOp forward,
                  .getValue(),
           kRoleOptimizerState, arg));
     }
-  results.push_back(math.add(step, math.scalar(1, step)));
+  if (scaler) {
+    SmallVector<Value> scalerState = updateLossScaler(
+        math, options, finite, block->getArgument(scaler->scaleIndex),
+        block->getArgument(scaler->goodStepsIndex),
+        block->getArgument(scaler->skippedStepsIndex));
+    unsigned scalerArgs[] = {scaler->scaleIndex, scaler->goodStepsIndex,
+                             scaler->skippedStepsIndex};
+    for (auto [value, arg] : llvm::zip(scalerState, scalerArgs)) {
+      results.push_back(value);
+      resultAttrs.push_back(describeValue(
+          b,
+          cast<StringAttr>(function.getArgAttrDict(arg).get(kNameAttrName))
+              .getValue(),
+          kRoleOptimizerState, arg));
+    }
+  }
+  // A skipped step is not counted (Adam's bias correction reads it).
+  Value nextStep = math.add(step, math.scalar(1, step));
+  results.push_back(finite ? math.where(finite, nextStep, step) : nextStep);
   resultAttrs.push_back(describeValue(b, "step", kRoleStep, stepIndex));
   func::ReturnOp::create(b, loc, results);
   function.setFunctionType(
@@ -277,7 +328,8 @@ static void buildEval(ModuleOp module, func::FuncOp forward) {
 
 LogicalResult buildTrainingFunctions(ModuleOp module, func::FuncOp forward,
                                      const TrainingOptions &options) {
-  auto gradients = buildGradientFunction(module, forward, options.loss);
+  auto gradients = buildGradientFunction(module, forward, options.loss,
+                                         options.lossScaling == "dynamic");
   if (failed(gradients))
     return failure();
   if (failed(buildTrainStep(module, forward, *gradients, options)))
@@ -292,6 +344,9 @@ LogicalResult buildTrainingFunctions(ModuleOp module, func::FuncOp forward,
       b.getNamedAttr("learning_rate", b.getF64FloatAttr(options.learningRate)),
       b.getNamedAttr("weight_decay", b.getF64FloatAttr(options.weightDecay)),
       b.getNamedAttr("clip_grad_norm", b.getF64FloatAttr(options.clipGradNorm))};
+  if (options.lossScaling != "none")
+    config.push_back(
+        b.getNamedAttr("loss_scaling", b.getStringAttr(options.lossScaling)));
   module->setAttr("graph.training", b.getDictionaryAttr(config));
   return success();
 }

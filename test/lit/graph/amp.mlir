@@ -3,6 +3,7 @@
 // results keep their types.
 // RUN: trainc-opt %s -split-input-file --trainc-amp | FileCheck %s --check-prefix=BF16
 // RUN: trainc-opt %s -split-input-file --trainc-amp=precision=fp16 | FileCheck %s --check-prefix=FP16
+// RUN: trainc-opt %s -split-input-file --trainc-amp="precision=fp16 native-products=false" | FileCheck %s --check-prefix=EMUL
 // RUN: not trainc-opt %s -split-input-file --trainc-amp=precision=fp8 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: --trainc-amp: precision must be bf16 or fp16, not 'fp8'
 
@@ -46,6 +47,19 @@
 // BF16-NEXT: %[[O:.*]] = graph.gemm %[[CAT]], %[[FW]] {{.*}} -> tensor<2x10xbf16>
 // BF16-NEXT: %[[O32:.*]] = graph.cast %[[O]] {to = f32}
 // BF16-NEXT: return %[[O32]], %[[NM]] : tensor<2x10xf32>, tensor<4xf32>
+// Without low-precision products (f16 on CPU): the convolution reads its
+// operands rounded to f16 and widened, computes in f32, and the ReLU reads
+// its result rounded to f16.
+// EMUL-LABEL: func.func @cnn
+// EMUL-NEXT: %[[X16:.*]] = graph.cast %arg0 {to = f16}
+// EMUL-NEXT: %[[X:.*]] = graph.cast %[[X16]] {to = f32}
+// EMUL-NEXT: %[[W16:.*]] = graph.cast %arg1 {to = f16}
+// EMUL-NEXT: %[[W:.*]] = graph.cast %[[W16]] {to = f32}
+// EMUL-NEXT: %[[B16:.*]] = graph.cast %arg2 {to = f16}
+// EMUL-NEXT: %[[B:.*]] = graph.cast %[[B16]] {to = f32}
+// EMUL-NEXT: %[[Y:.*]] = graph.conv %[[X]], %[[W]], %[[B]] {{.*}} -> tensor<2x4x6x6xf32>
+// EMUL-NEXT: %[[Y16:.*]] = graph.cast %[[Y]] {to = f16}
+// EMUL-NEXT: graph.relu %[[Y16]] : tensor<2x4x6x6xf16>
 // FP16-LABEL: func.func @cnn
 // FP16: graph.conv {{.*}} -> tensor<2x4x6x6xf16>
 // FP16: graph.batch_norm_training {{.*}} : (tensor<2x4x6x6xf32>,
