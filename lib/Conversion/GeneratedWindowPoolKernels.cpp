@@ -199,12 +199,14 @@ Value poolDivisor(OpBuilder &b, Location loc, const PoolGeometry &g,
 }
 
 /// Where a window gradient (a scatter over the padded input) lands: the
-/// output itself when it is the padded input, else a zeroed scratch whose
-/// interior is copied to the output by `finishPaddedGradient`.
+/// output itself when it is the padded input of f32, else a zeroed f32
+/// scratch (overlapping windows add in f32 whatever the output's type)
+/// whose interior is copied to the output by `finishPaddedGradient`.
 Value paddedGradient(KernelBuilder &kb, const PoolGeometry &g, Value output) {
   SmallVector<int64_t> padded = g.shape(g.padded);
   Value target = output;
-  if (cast<MemRefType>(output.getType()).getShape() != ArrayRef(padded))
+  auto type = cast<MemRefType>(output.getType());
+  if (type.getShape() != ArrayRef(padded) || !type.getElementType().isF32())
     target = kb.scratch(padded, kb.builder.getF32Type());
   zeroFill(kb, target);
   return target;
@@ -217,11 +219,14 @@ void finishPaddedGradient(KernelBuilder &kb, const PoolGeometry &g,
   MLIRContext *context = kb.builder.getContext();
   SmallVector<int64_t> shape = g.shape(g.input);
   SmallVector<int64_t> zeros(shape.size(), 0);
+  Type stored = cast<MemRefType>(output.getType()).getElementType();
   kb.nest(shape, SmallVector<bool>(shape.size(), false), {padded}, {output},
           {offsetIdentity(context, g.paddedOffsets()),
            offsetIdentity(context, zeros)},
-          [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
-            return {x[0]};
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            if (x[0].getType() == stored)
+              return {x[0]};
+            return {arith::TruncFOp::create(b, loc, stored, x[0])};
           });
 }
 
@@ -258,7 +263,9 @@ LogicalResult buildWindowMaxPoolBackward(KernelBuilder &kb) {
   if (failed(g))
     return failure();
   MLIRContext *context = kb.builder.getContext();
-  Type f32 = kb.builder.getF32Type(), i64 = kb.builder.getI64Type();
+  // The maximum in the input's own type (exact in any precision).
+  Type element = kb.inputType(1).getElementType();
+  Type i64 = kb.builder.getI64Type();
   Value gradOutput = kb.input(0, g->shape(g->output));
   Value input = kb.input(1, g->shape(g->input));
   Value gradInput = kb.output(0, g->shape(g->input));
@@ -270,7 +277,7 @@ LogicalResult buildWindowMaxPoolBackward(KernelBuilder &kb) {
   // input, a NaN winning (the last one). `chosen` encodes -1 for none
   // yet, t for tap t, -2 - t for a NaN at tap t; `best` is the maximum.
   SmallVector<int64_t> positions = g->shape(g->output);
-  Value best = kb.scratch(positions, f32);
+  Value best = kb.scratch(positions, element);
   Value chosen = kb.scratch(positions, i64);
   Space whole(positions);
   unsigned all = whole.addAllBut([](unsigned) { return false; });
@@ -336,6 +343,8 @@ LogicalResult buildWindowMaxPoolBackward(KernelBuilder &kb) {
             Value hit = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                               decoded,
                                               tapNumber(b, loc, geometry));
+            if (grad.getType() != out.getType()) // low gradients add in f32
+              grad = arith::ExtFOp::create(b, loc, out.getType(), grad);
             return {arith::SelectOp::create(
                 b, loc, hit, arith::AddFOp::create(b, loc, out, grad), out)};
           });

@@ -16,21 +16,23 @@ def main():
     p.add_argument("--model", required=True)
     p.add_argument("--epochs", type=int, required=True)
     p.add_argument("--min-accuracy", type=float, required=True, help="percent")
-    p.add_argument("--compare-amp", choices=["bf16", "fp16"],
-                   help="also train with --amp AMP (same seed and epochs) and "
-                        "require its accuracy within 0.5 points of the f32 run's")
+    p.add_argument("--compare-amp", choices=["bf16", "fp16"], nargs="+",
+                   default=[],
+                   help="also train with each --amp AMP (same seed and epochs) "
+                        "and require its accuracy within 0.5 points of the "
+                        "f32 run's")
     p.add_argument("extra", nargs="*", help="more trainc train options")
     args = p.parse_args()
     final = train(args, args.extra)
     if final is None:
         return 1
     ok = final >= args.min_accuracy
-    if args.compare_amp:
-        mixed = train(args, args.extra + ["--amp", args.compare_amp])
+    for amp in args.compare_amp:
+        mixed = train(args, args.extra + ["--amp", amp])
         if mixed is None:
             return 1
         close = mixed >= final - 0.5
-        print(f"--amp {args.compare_amp}: {mixed:.2f}% against f32 {final:.2f}% "
+        print(f"--amp {amp}: {mixed:.2f}% against f32 {final:.2f}% "
               f"(at least {final - 0.5:.2f}% required) {'ok' if close else 'FAIL'}")
         ok = ok and close
     return 0 if ok else 1

@@ -183,6 +183,28 @@ TEST_CASE("generated max and average pooling and their gradients match the "
   }
 }
 
+TEST_CASE("generated max pooling and its gradient run bf16 and f16 exactly",
+          "[generated][pool]") {
+  // --amp's low floats: the maximum is exact in any precision, and the
+  // gradient adds overlapping windows in f32 before one rounding.
+  for (const PoolCase &c : poolCases()) {
+    if (c.dtype != DType::F32)
+      continue;
+    INFO(c.describe());
+    Shape maxOutput = c.output(true);
+    for (DType low : {DType::BF16, DType::F16}) {
+      HostTensor x = randomIntegers(low, c.input, -8, 8);
+      checkGenerated(
+          {"graph.max_pool", {x}, {{low, maxOutput}}, c.attributes(true)}, 0.0);
+      checkGenerated({"graph.max_pool_backward",
+                      {randomIntegers(low, maxOutput, -8, 8), x},
+                      {{low, c.input}},
+                      c.attributes(true)},
+                     0.0);
+    }
+  }
+}
+
 TEST_CASE("generated gather and gather_backward match the interpreter",
           "[generated][gather]") {
   for (DType indexType : {DType::I64, DType::I32})

@@ -332,6 +332,12 @@ int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
     if (!toTensor(*labelArray, labels[0], labelTensor))
       return 1;
   }
+  // A fixed batch has no data position: the checkpoint's session state
+  // (parameters, optimizer state, step) is all there is to resume.
+  if (!options.resume.empty() &&
+      api.loadCheckpoint(session, options.resume.c_str(), nullptr, 0,
+                         nullptr) != TRAINC_OK)
+    return reportApiError(api, "--resume");
   for (int64_t step = 1; step <= options.steps; ++step) {
     float loss;
     if (api.trainStep(session, inputTensors.data(), inputTensors.size(),
