@@ -6,7 +6,8 @@
 #   trainc_add_model(<target> MODEL <file.onnx>
 #                    [NAME <name>] [OUTPUT_DIRECTORY <dir>] [BATCH <n>]
 #                    [LOSS <loss>] [OPTIMIZER <optimizer>] [LR <rate>]
-#                    [TARGET cpu] [CPU <llvm-cpu>] [OPTIONS <flag>...])
+#                    [TARGET cpu] [CPU <llvm-cpu>] [AMP off|bf16|fp16]
+#                    [OPTIONS <flag>...])
 include_guard(GLOBAL)
 
 # The values `trainc compile` accepts for FLAG, read from its --help
@@ -54,13 +55,14 @@ endfunction()
 function(trainc_add_model target)
   set(where "trainc_add_model(${target})")
   cmake_parse_arguments(PARSE_ARGV 1 ARG ""
-    "MODEL;NAME;OUTPUT_DIRECTORY;BATCH;LOSS;OPTIMIZER;LR;TARGET;CPU" "OPTIONS")
+    "MODEL;NAME;OUTPUT_DIRECTORY;BATCH;LOSS;OPTIMIZER;LR;TARGET;CPU;AMP"
+    "OPTIONS")
   if(ARG_UNPARSED_ARGUMENTS)
     list(JOIN ARG_UNPARSED_ARGUMENTS " " unknown)
     message(FATAL_ERROR "${where}: unknown argument(s) '${unknown}' "
                         "(expected MODEL, NAME, "
                         "OUTPUT_DIRECTORY, BATCH, LOSS, OPTIMIZER, LR, TARGET, "
-                        "CPU, OPTIONS)")
+                        "CPU, AMP, OPTIONS)")
   endif()
   # An empty OPTIONS list is fine (OPTIONS ${EXTRA_FLAGS}).
   list(REMOVE_ITEM ARG_KEYWORDS_MISSING_VALUES OPTIONS)
@@ -107,7 +109,7 @@ function(trainc_add_model target)
 
   # BATCH, LOSS, ... become trainc compile's --batch, --loss, ...
   set(flags)
-  foreach(argument BATCH LOSS OPTIMIZER LR CPU)
+  foreach(argument BATCH LOSS OPTIMIZER LR CPU AMP)
     if(NOT DEFINED ARG_${argument})
       continue()
     endif()
@@ -118,7 +120,7 @@ function(trainc_add_model target)
     elseif(argument STREQUAL "LR")
       _trainc_check_positive("${where}" LR "${value}" number
         "^([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?$")
-    elseif(argument MATCHES "^(LOSS|OPTIMIZER)$")
+    elseif(argument MATCHES "^(LOSS|OPTIMIZER|AMP)$")
       _trainc_check_choice("${where}" ${argument} "${value}" ${flag})
     endif()
     list(APPEND flags ${flag} ${value})
