@@ -6,9 +6,14 @@ softmax cross-entropy, in one of three modes:
   torchscript  torch.jit.script (torch.jit.trace where scripting fails)
   compile      torch.compile (PyTorch 2; the optimizer step stays eager)
 
-Usage: peer_torch.py --mode MODE [bench/measure.py's options]
+With --autocast bf16 the forward pass and the loss run under
+torch.autocast("cpu", torch.bfloat16) (PyTorch's CPU mixed precision;
+f32 parameters and optimizer).
+
+Usage: peer_torch.py --mode MODE [--autocast bf16] [bench/measure.py's options]
 Prints one JSON line."""
 import argparse
+import contextlib
 import os
 import sys
 
@@ -49,6 +54,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--mode", choices=["eager", "torchscript", "compile"],
                         required=True)
+    parser.add_argument("--autocast", choices=["bf16"],
+                        help="run forward and loss under torch.autocast")
     measure.add_arguments(parser)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)  # export.py sets 1 when imported
@@ -65,15 +72,19 @@ def main():
                                 momentum=args.momentum)
     loss_function = torch.nn.CrossEntropyLoss()
 
+    autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if args.autocast
+                else contextlib.nullcontext())
+
     def step():
         optimizer.zero_grad(set_to_none=True)
-        loss = loss_function(model(*inputs), labels)
+        with autocast:
+            loss = loss_function(model(*inputs).float(), labels)
         loss.backward()
         optimizer.step()
         return loss.item()
 
-    measure.run(step, args, framework=f"torch-{args.mode}", how=how,
-                version=torch.__version__)
+    name = f"torch-{args.mode}" + (f"-autocast-{args.autocast}" if args.autocast else "")
+    measure.run(step, args, framework=name, how=how, version=torch.__version__)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,10 @@ torch, this interpreter); torch2-eager, torch2-compile, jax, ort (the
 virtual environment --venv, made by bench/setup_peers.sh). A peer that is
 not installed is skipped with a line saying so.
 
+With --amp bf16, trainc also runs a library compiled with --amp bf16
+("trainc-bf16") and PyTorch (Debian's) runs under torch.autocast("cpu",
+torch.bfloat16) ("torch-autocast-bf16"), in the same rounds.
+
 Prints a Markdown table and writes WORKDIR/results.json (every run) and
 WORKDIR/results.md. See docs/PERFORMANCE.md. Not a test: nothing here
 fails on speed."""
@@ -86,7 +90,12 @@ def frameworks(venv_python):
                          False),
         "ort": Framework(venv_python, os.path.join(HERE, "peer_ort.py"), [],
                          "import onnx, onnxruntime.training.api", False),
+        "torch-autocast-bf16": Framework(debian, torch_peer,
+                                         ["--mode", "eager", "--autocast", "bf16"],
+                                         "import torch", True),
     }
+# Peers that run only with --amp.
+AMP_PEERS = {"bf16": ["torch-autocast-bf16"]}
 
 
 def configs(framework: Optional[Framework], thread_counts, quick):
@@ -127,6 +136,7 @@ class Model:
     data: str                       # directory of the fixed batch and weights
     inputs: List[str]
     library: str = ""
+    amp_library: str = ""           # with --amp: the mixed-precision library
     compile_seconds: List[float] = field(default_factory=list)
     stats: Dict[str, int] = field(default_factory=dict)
     train_flops: float = 0.0
@@ -182,6 +192,20 @@ def parse_stats(text):
     return stats
 
 
+def compile_amp_model(model: Model, trainc, workdir, amp):
+    """The model compiled with --amp AMP (not timed: compile time is the
+    f32 library's column)."""
+    model.amp_library = os.path.join(workdir, f"lib{model.name}_{amp}.so")
+    command = [trainc, "compile", model.onnx, "--batch", str(model.batch),
+               "--optimizer", "sgd", "--lr", str(LR), "--momentum", str(MOMENTUM),
+               "--loss", "softmax-cross-entropy", "-o", model.amp_library, "--amp", amp]
+    print("$", shlex.join(command), flush=True)
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode:
+        raise SystemExit(f"trainc compile failed:\n{run.stderr}")
+    sys.stdout.write(run.stderr)  # says so when the CPU has no native bf16
+
+
 def compile_model(model: Model, trainc, workdir, reps, tune=False):
     model.library = os.path.join(workdir, f"lib{model.name}.so")
     command = [trainc, "compile", model.onnx, "--batch", str(model.batch),
@@ -204,12 +228,14 @@ def compile_model(model: Model, trainc, workdir, reps, tune=False):
 
 # --------------------------------------------------------------------------- runs
 
-def run_once(model: Model, framework: Optional[Framework], config: Config, args):
+def run_once(model: Model, framework: Optional[Framework], config: Config, args,
+             library=None):
+    """One run of a peer, or of trainc's `library` (framework None)."""
     measure = ["--threads", str(config.threads), "--warmup", str(args.warmup),
                "--min-steps", str(args.min_steps), "--max-steps", str(args.max_steps),
                "--min-seconds", str(args.min_seconds)]
     if framework is None:
-        command = [args.runner, model.library] + measure + model.runner_args
+        command = [args.runner, library] + measure + model.runner_args
     else:
         command = [framework.python, framework.script] + framework.args + measure + [
             "--model", model.name, "--onnx", model.onnx, "--data", model.data,
@@ -305,6 +331,7 @@ def report(saved):
             f"{model['stats'].get('arena train_step', 0) / 2**20:.1f} | "
             f"{model['stats'].get('persistent', 0) / 2**20:.1f} | "
             f"{mib(base[0]['open_growth_kb']) if base else '–'} |")
+    lines += amp_table(saved, results)
     lines += ["", "Every configuration (median ms/step over rounds):", "",
               "| model | framework | configuration | ms/step | runs |", "|---|---|---|--:|--:|"]
     for name, by_framework in results.items():
@@ -327,10 +354,36 @@ def mismatched_losses(model, by_framework):
     reference = losses.get("trainc")
     if reference is None:
         return []
+    # bf16 rounds the products: ResNet-18's first loss moves by ~2e-3.
     return [f"\nWARNING {model}: {framework}'s first loss {loss:.6f} differs from trainc's "
             f"{reference:.6f}: not the same model or weights?"
             for framework, loss in losses.items()
-            if abs(loss - reference) > 1e-3 * max(1.0, abs(reference))]
+            if abs(loss - reference) > (1e-2 if "bf16" in framework else 1e-3)
+            * max(1.0, abs(reference))]
+
+
+def amp_table(saved, results):
+    """With --amp: trainc's mixed-precision step against its f32 step and
+    against PyTorch's autocast, each in its fastest configuration."""
+    lines = []
+    for name, model in saved["models"].items():
+        best = best_configurations(results.get(name, {}))
+        low = [f for f in best if f.startswith("trainc-")]
+        if "trainc" not in best or not low:
+            continue
+        amp = low[0][len("trainc-"):]
+        torch_amp = best.get(f"torch-autocast-{amp}")
+        f32, mixed = best["trainc"][0]["ms"], best[low[0]][0]["ms"]
+        if not lines:
+            lines = ["", f"Mixed precision ({amp}):", "",
+                     "| model (batch) | trainc f32 ms | trainc " + amp + " ms | "
+                     "f32 / " + amp + " | torch autocast " + amp + " ms | "
+                     "autocast / trainc " + amp + " |", "|---|--:|--:|--:|--:|--:|"]
+        autocast = (f"{torch_amp[0]['ms']:.2f} | {torch_amp[0]['ms'] / mixed:.2f}"
+                    if torch_amp else "– | –")
+        lines.append(f"| {name} ({model['batch']}) | {f32:.2f} | {mixed:.2f} | "
+                     f"{f32 / mixed:.2f} | {autocast} |")
+    return lines
 
 
 def machine():
@@ -373,6 +426,8 @@ def main():
     parser.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     parser.add_argument("--workdir", default=None, help="default BUILD_DIR/bench")
     parser.add_argument("--venv", default=os.path.join(HERE, ".venv"))
+    parser.add_argument("--amp", choices=["bf16"],
+                        help="also run trainc with --amp and PyTorch under autocast")
     parser.add_argument("--report", metavar="RESULTS_JSON",
                         help="only print the tables of a saved run")
     args = parser.parse_args()
@@ -396,7 +451,10 @@ def main():
         raise SystemExit(f"unknown models {unknown}; known: {', '.join(export.SPECS)}")
 
     known = frameworks(os.path.join(args.venv, "bin", "python"))
-    wanted = args.peers.split(",") if args.peers else list(known)
+    amp_peers = AMP_PEERS.get(args.amp, [])
+    wanted = (args.peers.split(",") if args.peers else
+              [n for n in known if n not in sum(AMP_PEERS.values(), [])])
+    wanted += [n for n in amp_peers if n not in wanted]
     peers = {}
     for name in wanted:
         if name not in known:
@@ -421,12 +479,18 @@ def main():
         compile_model(model, trainc, args.workdir, args.compile_reps, args.tune)
         models.append(model)
         plan = [("trainc", None, c) for c in configs(None, thread_counts, args.quick)]
+        if args.amp:
+            compile_amp_model(model, trainc, args.workdir, args.amp)
+            plan += [(f"trainc-{args.amp}", None, c)
+                     for c in configs(None, thread_counts, args.quick)]
         for peer_name, peer in peers.items():
             plan += [(peer_name, peer, c) for c in configs(peer, thread_counts, args.quick)]
         for rep in range(args.reps):
             shift = rep % len(plan)
             for framework_name, framework, config in plan[shift:] + plan[:shift]:
-                result = run_once(model, framework, config, args)
+                library = (model.amp_library if framework_name.startswith("trainc-")
+                           else model.library)
+                result = run_once(model, framework, config, args, library)
                 result.update(model=name, framework=framework_name, config=config.label(),
                               rep=rep)
                 raw.append(result)
