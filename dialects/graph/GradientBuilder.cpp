@@ -94,6 +94,12 @@ Value GradientBuilder::reduceSum(Value x, ArrayRef<int64_t> axes,
   return ReduceSumOp::create(b, loc, x, axes, keepdims);
 }
 
+Value GradientBuilder::sumAll(Value x) {
+  auto axes = llvm::to_vector(llvm::seq<int64_t>(
+      0, llvm::cast<RankedTensorType>(x.getType()).getRank()));
+  return reduceSum(x, axes, /*keepdims=*/false);
+}
+
 Value GradientBuilder::matmul(Value x, Value y) {
   return MatMulOp::create(b, loc, x, y);
 }

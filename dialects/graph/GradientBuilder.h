@@ -56,6 +56,8 @@ public:
   mlir::Value expand(mlir::Value a, llvm::ArrayRef<int64_t> shape);
   mlir::Value reduceSum(mlir::Value a, llvm::ArrayRef<int64_t> axes,
                         bool keepdims);
+  /// The sum of every element, as a rank-0 tensor.
+  mlir::Value sumAll(mlir::Value a);
   mlir::Value matmul(mlir::Value a, mlir::Value b);
   /// op(a) op(b) of two matrices, op transposing where asked.
   mlir::Value gemm(mlir::Value a, mlir::Value b, bool transA, bool transB);

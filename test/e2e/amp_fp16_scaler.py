@@ -30,18 +30,15 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from reference_batch import OPTIMIZERS, train_command
+
 INITIAL = 1e9
 
 
 def train(args, ref, steps, save, extra=()):
-    cmd = [args.trainc, "train", args.model, "--amp", "fp16",
-           "--initial-loss-scale", str(INITIAL), "--steps", str(steps),
-           "--threads", "2", "--optimizer", "sgd", "--lr", "0.01",
-           "--momentum", "0.9", "--save", save, *extra,
-           "--labels", os.path.join(args.reference, "fp32", "labels.npy")]
-    for spec in ref["inputs"]:
-        cmd += ["--feed", f"{spec['name']}=" +
-                os.path.join(args.reference, "fp32", "inputs", spec["name"] + ".npy")]
+    cmd = train_command(args.trainc, args.model, args.reference, ref, steps, save,
+                        ["--amp", "fp16", "--initial-loss-scale", str(INITIAL),
+                         *OPTIMIZERS["sgd_momentum"], *extra])
     print("$", " ".join(cmd), flush=True)
     run = subprocess.run(cmd, capture_output=True, text=True)
     sys.stderr.write(run.stderr)

@@ -19,16 +19,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-OPTIMIZERS = {
-    "sgd_momentum": ["--optimizer", "sgd", "--lr", "0.01", "--momentum", "0.9"],
-    "adamw": ["--optimizer", "adamw", "--lr", "0.001", "--weight-decay", "0.01"],
-}
-
-
-def error(a, b):
-    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
-    return np.linalg.norm(a - b) / (np.linalg.norm(b) + 1e-6 * np.sqrt(a.size))
-
+from reference_batch import OPTIMIZERS, error, train_command
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
@@ -47,11 +38,7 @@ def main():
     tag = "_".join([args.optimizer] + [d.replace("=", "-") for d in args.dispatch]
                    + (["tuned"] if args.tune_cache else []))
     out = os.path.join(args.workdir, f"trained_{tag}.onnx")
-    cmd = [args.trainc, "train", args.model, "--steps", "3", "--threads", "2",
-           "--save", out, "--labels", os.path.join(args.reference, "fp32", "labels.npy")]
-    for spec in ref["inputs"]:
-        cmd += ["--feed", f"{spec['name']}=" +
-                os.path.join(args.reference, "fp32", "inputs", spec["name"] + ".npy")]
+    cmd = train_command(args.trainc, args.model, args.reference, ref, 3, out)
     cmd += OPTIMIZERS[args.optimizer]
     for d in args.dispatch:
         cmd += ["--dispatch", d]

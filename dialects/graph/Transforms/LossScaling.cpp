@@ -59,13 +59,8 @@ Value unscaleGradients(GradientBuilder &math, Value scale,
   for (Value g : gradients) {
     if (!g)
       continue;
-    auto type = cast<RankedTensorType>(g.getType());
-    SmallVector<int64_t> axes;
-    for (int64_t i = 0; i < type.getRank(); ++i)
-      axes.push_back(i);
-    Value zeros = math.reduceSum(math.mul(g, math.scalar(0.0, g)), axes,
-                                 /*keepdims=*/false);
-    zeros = math.cast(zeros, b.getF32Type());
+    Value zeros = math.cast(math.sumAll(math.mul(g, math.scalar(0.0, g))),
+                            b.getF32Type());
     total = total ? math.add(total, zeros) : zeros;
   }
   Value finite =

@@ -88,11 +88,7 @@ static void clipByGlobalNorm(GradientBuilder &math,
   for (Value g : gradients) {
     if (!g)
       continue;
-    auto type = cast<RankedTensorType>(g.getType());
-    SmallVector<int64_t> axes;
-    for (int64_t i = 0; i < type.getRank(); ++i)
-      axes.push_back(i);
-    Value squares = math.reduceSum(math.mul(g, g), axes, /*keepdims=*/false);
+    Value squares = math.sumAll(math.mul(g, g));
     total = total ? math.add(total, squares) : squares;
   }
   if (!total)

@@ -1,0 +1,29 @@
+"""What the e2e scripts that train on models/export.py's reference batch
+share: the optimizers of the reference, the parity error, and the
+`trainc train --feed ... --labels ... --steps K` command."""
+import os
+
+import numpy as np
+
+# The reference's optimizers (models/export.py SGD and ADAMW) as flags.
+OPTIMIZERS = {
+    "sgd_momentum": ["--optimizer", "sgd", "--lr", "0.01", "--momentum", "0.9"],
+    "adamw": ["--optimizer", "adamw", "--lr", "0.001", "--weight-decay", "0.01"],
+}
+
+
+def error(a, b):
+    """e(a, b) = ||a - b|| / (||b|| + 1e-6 sqrt(n)) (docs/TRAINING.md)."""
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    return np.linalg.norm(a - b) / (np.linalg.norm(b) + 1e-6 * np.sqrt(a.size))
+
+
+def train_command(trainc, model, reference_dir, reference, steps, save, extra=()):
+    """`trainc train` of `steps` steps on the reference batch (fp32 inputs and
+    labels of REFERENCE_DIR), saving the trained model to `save`."""
+    cmd = [trainc, "train", model, "--steps", str(steps), "--threads", "2",
+           "--save", save, "--labels", os.path.join(reference_dir, "fp32", "labels.npy")]
+    for spec in reference["inputs"]:
+        cmd += ["--feed", f"{spec['name']}=" +
+                os.path.join(reference_dir, "fp32", "inputs", spec["name"] + ".npy")]
+    return cmd + list(extra)
