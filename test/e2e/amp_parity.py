@@ -23,14 +23,13 @@ failure.
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from reference_batch import OPTIMIZERS, error, train_command
+from reference_batch import OPTIMIZERS, error, run_steps, train_command
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
@@ -47,14 +46,9 @@ def main():
     cmd = train_command(args.trainc, args.model, args.reference, ref, 3, out,
                         ["--amp", "bf16"])
     cmd += OPTIMIZERS[args.optimizer]
-    print("$", " ".join(cmd), flush=True)
-    run = subprocess.run(cmd, capture_output=True, text=True)
-    sys.stderr.write(run.stderr)
-    if run.returncode != 0:
-        print(run.stdout)
+    run, losses = run_steps(cmd)
+    if losses is None:
         return 1
-    losses = [float(line.split("loss")[1]) for line in run.stdout.splitlines()
-              if line.startswith("step ")]
     fp32 = np.load(os.path.join(args.reference, "fp32", args.optimizer, "losses.npy"))
     autocast = np.load(os.path.join(args.reference, "autocast_bf16", args.optimizer,
                                     "losses.npy"))

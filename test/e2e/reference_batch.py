@@ -2,6 +2,9 @@
 share: the optimizers of the reference, the parity error, and the
 `trainc train --feed ... --labels ... --steps K` command."""
 import os
+import re
+import subprocess
+import sys
 
 import numpy as np
 
@@ -27,3 +30,19 @@ def train_command(trainc, model, reference_dir, reference, steps, save, extra=()
         cmd += ["--feed", f"{spec['name']}=" +
                 os.path.join(reference_dir, "fp32", "inputs", spec["name"] + ".npy")]
     return cmd + list(extra)
+
+
+def run_steps(cmd):
+    """Runs a `train_command`, echoing it and trainc's stderr; returns
+    (completed process, the loss of each step), or (process, None) when
+    trainc failed."""
+    print("$", " ".join(cmd), flush=True)
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stderr.write(run.stderr)
+    if run.returncode != 0:
+        print(run.stdout)
+        return run, None
+    losses = [float(m.group(1)) for m in
+              (re.match(r"step \d+: loss (\S+?),?(?: |$)", line)
+               for line in run.stdout.splitlines()) if m]
+    return run, losses

@@ -12,14 +12,13 @@ Prints every figure; exits 1 on any failure.
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from reference_batch import OPTIMIZERS, error, train_command
+from reference_batch import OPTIMIZERS, error, run_steps, train_command
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
@@ -44,14 +43,9 @@ def main():
         cmd += ["--dispatch", d]
     if args.tune_cache:
         cmd += ["--tune", "--tune-cache", args.tune_cache]
-    print("$", " ".join(cmd), flush=True)
-    run = subprocess.run(cmd, capture_output=True, text=True)
-    sys.stderr.write(run.stderr)
-    if run.returncode != 0:
-        print(run.stdout)
+    run, losses = run_steps(cmd)
+    if losses is None:
         return 1
-    losses = [float(line.split("loss")[1]) for line in run.stdout.splitlines()
-              if line.startswith("step ")]
 
     failures = 0
 
