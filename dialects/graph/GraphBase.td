@@ -17,6 +17,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "dialects/graph/GradientInterface.td"
 include "dialects/graph/CastClass.td"
+include "dialects/graph/CostInterface.td"
 
 def Graph_Dialect : Dialect {
   let name = "graph";
@@ -49,8 +50,14 @@ def Graph_IndexTensor : RankedTensorOf<[I32, I64]>;
 
 // Every graph op infers its result types from operands and attributes; the
 // inference doubles as the verifier (a mismatch is a verification error).
+// Every graph op has a cost (CostInterface.td): the interface's defaults,
+// or its own flops where it lists Graph_CustomCost.
 class Graph_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Graph_Dialect, mnemonic, !listconcat(traits, [InferTypeOpAdaptor])>;
+    : Op<Graph_Dialect, mnemonic,
+         !listconcat(traits, [InferTypeOpAdaptor],
+                     !if(!foldl(0, traits, found, trait,
+                                !or(found, !eq(trait, Graph_CustomCost))),
+                         []<Trait>, [Graph_CostOpInterface]))>;
 
 // op %x : type  -- result has the operand's type.
 class Graph_UnaryOpBase<string mnemonic, Type type, list<Trait> traits = []>

@@ -9,8 +9,9 @@
 using namespace mlir;
 using namespace trainc::graph;
 
-#include "dialects/graph/GraphDialect.cpp.inc"
+#include "dialects/graph/CostInterface.cpp.inc"
 #include "dialects/graph/GradientInterface.cpp.inc"
+#include "dialects/graph/GraphDialect.cpp.inc"
 
 namespace {
 /// Graph ops have no side effects on anything but their results, so any of

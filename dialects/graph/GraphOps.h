@@ -33,10 +33,31 @@ class CastFixed : public mlir::OpTrait::TraitBase<ConcreteType, CastFixed> {};
 
 #include "dialects/graph/GradientInterface.h.inc"
 
+namespace trainc::graph {
+/// The defaults of CostOpInterface: the element count of the largest
+/// operand or result, and the bytes of all of them.
+double largestElementCount(mlir::TypeRange operands, mlir::TypeRange results);
+double totalBytes(mlir::TypeRange operands, mlir::TypeRange results);
+} // namespace trainc::graph
+
+#include "dialects/graph/CostInterface.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/graph/GraphOps.h.inc"
 
 namespace trainc::graph {
+
+/// What one evaluation costs, from CostOpInterface.
+struct Cost {
+  double flops = 0, bytes = 0;
+};
+/// The cost of one evaluation of graph op `name` on operands and results
+/// of these shaped types with these attributes (a kernel launch of it);
+/// nullopt when `name` is not a graph op.
+std::optional<Cost> estimateCost(mlir::OperationName name,
+                                 mlir::TypeRange operands,
+                                 mlir::TypeRange results,
+                                 mlir::DictionaryAttr attributes);
 
 /// How an op takes part in mixed precision (CastClass.td).
 enum class CastClass { Low, Fp32, Follow, Fixed };

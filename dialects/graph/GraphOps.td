@@ -35,7 +35,7 @@ def Graph_ConstantOp : Graph_Op<"constant", [Graph_CastFixed, ConstantLike, Pure
 //===----------------------------------------------------------------------===//
 
 def Graph_IdentityOp : Graph_UnaryOp<"identity", Graph_Tensor,
-                                 [Graph_CastFollow, Graph_Differentiable]> {
+                                 [Graph_CustomCost, Graph_CastFollow, Graph_Differentiable]> {
   let summary = "Identity (ONNX Identity)";
   let hasFolder = 1;
 }
@@ -231,7 +231,7 @@ def Graph_LogSoftmaxOp : Graph_SoftmaxLikeOp<"log_softmax"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Graph_ReshapeOp : Graph_FunctionalOp<"reshape", [Graph_CastFollow, Pure, Graph_Differentiable]> {
+def Graph_ReshapeOp : Graph_FunctionalOp<"reshape", [Graph_CustomCost, Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Reshape with ONNX's batch-relative 0 / -1 entries";
   let description = [{
     `shape` follows ONNX Reshape (allowzero = 0): an entry 0 copies the
@@ -245,7 +245,7 @@ def Graph_ReshapeOp : Graph_FunctionalOp<"reshape", [Graph_CastFollow, Pure, Gra
   let hasFolder = 1;
 }
 
-def Graph_TransposeOp : Graph_FunctionalOp<"transpose", [Graph_CastFollow, Pure, Graph_Differentiable]> {
+def Graph_TransposeOp : Graph_FunctionalOp<"transpose", [Graph_CustomCost, Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Permutes dimensions: output dim i is input dim perm[i]";
   let arguments = (ins Graph_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Graph_Tensor:$output);
@@ -253,7 +253,7 @@ def Graph_TransposeOp : Graph_FunctionalOp<"transpose", [Graph_CastFollow, Pure,
   let hasCanonicalizer = 1;
 }
 
-def Graph_ExpandOp : Graph_FunctionalOp<"expand", [Graph_CastFollow, Pure, Graph_Differentiable]> {
+def Graph_ExpandOp : Graph_FunctionalOp<"expand", [Graph_CustomCost, Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Broadcasts input against `shape` (ONNX Expand)";
   let description = [{
     The result shape is the multidirectional broadcast of the input shape
@@ -265,14 +265,14 @@ def Graph_ExpandOp : Graph_FunctionalOp<"expand", [Graph_CastFollow, Pure, Graph
   let hasFolder = 1;
 }
 
-def Graph_ConcatOp : Graph_FunctionalOp<"concat", [Graph_CastFollow, Pure, Graph_Differentiable]> {
+def Graph_ConcatOp : Graph_FunctionalOp<"concat", [Graph_CustomCost, Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Concatenates along the non-negative `axis`";
   let arguments = (ins Variadic<Graph_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Graph_Tensor:$output);
   let hasFolder = 1;
 }
 
-def Graph_SliceOp : Graph_FunctionalOp<"slice", [Graph_CastFollow, Pure, Graph_Differentiable]> {
+def Graph_SliceOp : Graph_FunctionalOp<"slice", [Graph_CustomCost, Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Strided slice with one normalized (start, end, step) per dim";
   let description = [{
     `starts`, `ends` and `steps` have one entry per dimension, already
@@ -286,7 +286,7 @@ def Graph_SliceOp : Graph_FunctionalOp<"slice", [Graph_CastFollow, Pure, Graph_D
   let hasFolder = 1;
 }
 
-def Graph_GatherOp : Graph_FunctionalOp<"gather", [Graph_CastFollow, Pure, Graph_Differentiable]> {
+def Graph_GatherOp : Graph_FunctionalOp<"gather", [Graph_CustomCost, Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Gathers slices of data along `axis` at `indices` (Embedding)";
   let description = [{
     Result shape: data.shape[:axis] + indices.shape + data.shape[axis+1:].
@@ -299,7 +299,7 @@ def Graph_GatherOp : Graph_FunctionalOp<"gather", [Graph_CastFollow, Pure, Graph
 }
 
 def Graph_GatherElementsOp
-    : Graph_FunctionalOp<"gather_elements", [Graph_CastFollow, Pure, Graph_Differentiable]> {
+    : Graph_FunctionalOp<"gather_elements", [Graph_CustomCost, Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Picks one element along `axis` per index (ONNX GatherElements)";
   let description = [{
     `indices` has the data's rank and, but along `axis`, at most its
@@ -316,13 +316,13 @@ def Graph_GatherElementsOp
 // Neural-network ops
 //===----------------------------------------------------------------------===//
 
-def Graph_MatMulOp : Graph_FunctionalOp<"matmul", [Graph_CastLow, Pure, Graph_Differentiable]> {
+def Graph_MatMulOp : Graph_FunctionalOp<"matmul", [Graph_CustomCost, Graph_CastLow, Pure, Graph_Differentiable]> {
   let summary = "Matrix product with numpy semantics (batched, 1-D promotion)";
   let arguments = (ins Graph_FloatTensor:$lhs, Graph_FloatTensor:$rhs);
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_GemmOp : Graph_FunctionalOp<"gemm", [Graph_CastLow, Pure, Graph_Differentiable]> {
+def Graph_GemmOp : Graph_FunctionalOp<"gemm", [Graph_CustomCost, Graph_CastLow, Pure, Graph_Differentiable]> {
   let summary = "alpha * op(a) * op(b) + beta * c (ONNX Gemm)";
   let description = [{
     `a` and `b` are 2-D; `op` transposes when `trans_a` / `trans_b` is set.
@@ -338,7 +338,7 @@ def Graph_GemmOp : Graph_FunctionalOp<"gemm", [Graph_CastLow, Pure, Graph_Differ
   let hasFolder = 1;
 }
 
-def Graph_ConvOp : Graph_FunctionalOp<"conv", [Graph_CastLow, Pure, Graph_Differentiable]> {
+def Graph_ConvOp : Graph_FunctionalOp<"conv", [Graph_CustomCost, Graph_CastLow, Pure, Graph_Differentiable]> {
   let summary = "N-d convolution (NCHW, weights OIHW) with groups";
   let description = [{
     x: [N, C, D1..Dk], weight: [M, C / group, K1..Kk], optional bias [M].
@@ -352,7 +352,7 @@ def Graph_ConvOp : Graph_FunctionalOp<"conv", [Graph_CastLow, Pure, Graph_Differ
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_MaxPoolOp : Graph_FunctionalOp<"max_pool", [Graph_CastFollow, Pure, Graph_Differentiable]> {
+def Graph_MaxPoolOp : Graph_FunctionalOp<"max_pool", [Graph_CustomCost, Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Max pooling over spatial dims (padding is -inf)";
   let arguments = (ins Graph_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel_shape,
@@ -362,7 +362,7 @@ def Graph_MaxPoolOp : Graph_FunctionalOp<"max_pool", [Graph_CastFollow, Pure, Gr
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_AvgPoolOp : Graph_FunctionalOp<"avg_pool", [Graph_CastFp32, Pure, Graph_Differentiable]> {
+def Graph_AvgPoolOp : Graph_FunctionalOp<"avg_pool", [Graph_CustomCost, Graph_CastFp32, Pure, Graph_Differentiable]> {
   let summary = "Average pooling over spatial dims";
   let arguments = (ins Graph_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel_shape,

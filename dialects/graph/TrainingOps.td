@@ -19,7 +19,7 @@ class Graph_BackwardOp<string mnemonic, list<Trait> traits = []>
     : Graph_FunctionalOp<mnemonic, !listconcat(traits,
                                                [Pure, Graph_NonDifferentiable])>;
 
-def Graph_ConvBackwardInputOp : Graph_BackwardOp<"conv_backward_input", [Graph_CastLow]> {
+def Graph_ConvBackwardInputOp : Graph_BackwardOp<"conv_backward_input", [Graph_CustomCost, Graph_CastLow]> {
   let summary = "Gradient of graph.conv with respect to its input";
   let description = [{
     The transposed convolution of `grad_output` with `weight`, producing a
@@ -34,7 +34,7 @@ def Graph_ConvBackwardInputOp : Graph_BackwardOp<"conv_backward_input", [Graph_C
   let results = (outs Graph_FloatTensor:$grad_input);
 }
 
-def Graph_ConvBackwardWeightOp : Graph_BackwardOp<"conv_backward_weight", [Graph_CastLow]> {
+def Graph_ConvBackwardWeightOp : Graph_BackwardOp<"conv_backward_weight", [Graph_CustomCost, Graph_CastLow]> {
   let summary = "Gradient of graph.conv with respect to its weight";
   let description = [{
     Correlates the forward `input` with `grad_output` into a tensor of
@@ -48,7 +48,7 @@ def Graph_ConvBackwardWeightOp : Graph_BackwardOp<"conv_backward_weight", [Graph
   let results = (outs Graph_FloatTensor:$grad_weight);
 }
 
-def Graph_MaxPoolBackwardOp : Graph_BackwardOp<"max_pool_backward", [Graph_CastFollow]> {
+def Graph_MaxPoolBackwardOp : Graph_BackwardOp<"max_pool_backward", [Graph_CustomCost, Graph_CastFollow]> {
   let summary = "Gradient of graph.max_pool";
   let description = [{
     Routes each output gradient to the first maximal element of its window
@@ -64,7 +64,7 @@ def Graph_MaxPoolBackwardOp : Graph_BackwardOp<"max_pool_backward", [Graph_CastF
   let results = (outs Graph_FloatTensor:$grad_input);
 }
 
-def Graph_AvgPoolBackwardOp : Graph_BackwardOp<"avg_pool_backward", [Graph_CastFp32]> {
+def Graph_AvgPoolBackwardOp : Graph_BackwardOp<"avg_pool_backward", [Graph_CustomCost, Graph_CastFp32]> {
   let summary = "Gradient of graph.avg_pool";
   let description = [{
     Spreads each output gradient evenly over its window (divided by the
