@@ -14,6 +14,11 @@
 // * CastFollow: runs in the precision of its inputs: low when any float
 //   operand is low (the others are cast down), f32 otherwise. Cheap
 //   elementwise math and data movement.
+// * CastActivations: normalizations in training (batch and layer norm and
+//   their gradients): the activations (operands shaped like the first)
+//   follow as CastFollow, while the parameters and running statistics stay
+//   f32 and the kernels compute the statistics in f32 (PyTorch's CPU
+//   autocast runs them on bf16 inputs too).
 // * CastFixed: states its own types, which the pass never changes
 //   (graph.cast, graph.constant).
 //
@@ -31,6 +36,9 @@ def Graph_CastFp32 : NativeOpTrait<"CastFp32"> {
   let cppNamespace = "::trainc::graph::OpTrait";
 }
 def Graph_CastFollow : NativeOpTrait<"CastFollow"> {
+  let cppNamespace = "::trainc::graph::OpTrait";
+}
+def Graph_CastActivations : NativeOpTrait<"CastActivations"> {
   let cppNamespace = "::trainc::graph::OpTrait";
 }
 def Graph_CastFixed : NativeOpTrait<"CastFixed"> {

@@ -51,6 +51,8 @@ std::optional<CastClass> trainc::graph::getCastClass(Operation *op) {
     return CastClass::Fp32;
   if (op->hasTrait<OpTrait::CastFollow>())
     return CastClass::Follow;
+  if (op->hasTrait<OpTrait::CastActivations>())
+    return CastClass::Activations;
   if (op->hasTrait<OpTrait::CastFixed>())
     return CastClass::Fixed;
   return std::nullopt;

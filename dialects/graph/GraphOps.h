@@ -28,6 +28,9 @@ class CastFp32 : public mlir::OpTrait::TraitBase<ConcreteType, CastFp32> {};
 template <typename ConcreteType>
 class CastFollow : public mlir::OpTrait::TraitBase<ConcreteType, CastFollow> {};
 template <typename ConcreteType>
+class CastActivations
+    : public mlir::OpTrait::TraitBase<ConcreteType, CastActivations> {};
+template <typename ConcreteType>
 class CastFixed : public mlir::OpTrait::TraitBase<ConcreteType, CastFixed> {};
 } // namespace trainc::graph::OpTrait
 
@@ -60,7 +63,7 @@ std::optional<Cost> estimateCost(mlir::OperationName name,
                                  mlir::DictionaryAttr attributes);
 
 /// How an op takes part in mixed precision (CastClass.td).
-enum class CastClass { Low, Fp32, Follow, Fixed };
+enum class CastClass { Low, Fp32, Follow, Activations, Fixed };
 
 /// The cast class `op` declares, or nullopt for an op that declares none
 /// (ops of other dialects; every graph op declares one).

@@ -379,7 +379,7 @@ def Graph_GlobalAvgPoolOp : Graph_FunctionalOp<"global_avg_pool", [Graph_CastFp3
 }
 
 def Graph_BatchNormTrainingOp
-    : Graph_FunctionalOp<"batch_norm_training", [Graph_CastFp32, Pure, Graph_Differentiable]> {
+    : Graph_FunctionalOp<"batch_norm_training", [Graph_CastActivations, Pure, Graph_Differentiable]> {
   let summary = "BatchNormalization in training mode (batch statistics)";
   let description = [{
     Normalizes x: [N, C, ...] with the mean and biased variance over all
@@ -406,7 +406,7 @@ def Graph_BatchNormInferenceOp
   let results = (outs Graph_FloatTensor:$output);
 }
 
-def Graph_LayerNormOp : Graph_FunctionalOp<"layer_norm", [Graph_CastFp32, Pure, Graph_Differentiable]> {
+def Graph_LayerNormOp : Graph_FunctionalOp<"layer_norm", [Graph_CastActivations, Pure, Graph_Differentiable]> {
   let summary = "LayerNormalization over dims [axis, rank)";
   let description = [{
     scale (and the optional bias) have the shape of the normalized dims.

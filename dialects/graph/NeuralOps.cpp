@@ -239,6 +239,14 @@ LogicalResult GlobalAvgPoolOp::inferReturnTypes(
   return success();
 }
 
+/// Whether a normalization's activations of element type `activation` go
+/// with parameters of element type `parameter`: the same type, or bf16 or
+/// f16 activations with f32 parameters (--amp: statistics in f32).
+static bool normalizationTypesMatch(Type activation, Type parameter) {
+  return activation == parameter ||
+         ((activation.isBF16() || activation.isF16()) && parameter.isF32());
+}
+
 /// Every per-channel operand of a batch norm must be [C].
 static LogicalResult verifyChannelOperands(std::optional<Location> location,
                                            RankedTensorType input,
@@ -254,7 +262,10 @@ static LogicalResult verifyChannelOperands(std::optional<Location> location,
                                           formatShape(type.getShape()) +
                                           " must be [" +
                                           str(input.getDimSize(1)) + "]");
-    if (type.getElementType() != input.getElementType())
+    if (!normalizationTypesMatch(input.getElementType(),
+                                 type.getElementType()) ||
+        type.getElementType() !=
+            tensorType(perChannel.front()).getElementType())
       return inferenceError(location, "operand element types differ");
   }
   return success();
@@ -313,7 +324,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
       return inferenceError(location, "layer norm scale/bias " +
                                           formatShape(type.getShape()) +
                                           " must be " + formatShape(normalized));
-    if (type.getElementType() != input.getElementType())
+    if (!normalizationTypesMatch(input.getElementType(), type.getElementType()))
       return inferenceError(location, "operand element types differ");
   }
   types.push_back(input);

@@ -80,7 +80,7 @@ def Graph_AvgPoolBackwardOp : Graph_BackwardOp<"avg_pool_backward", [Graph_Custo
 }
 
 def Graph_BatchNormTrainingBackwardOp
-    : Graph_BackwardOp<"batch_norm_training_backward", [Graph_CastFp32]> {
+    : Graph_BackwardOp<"batch_norm_training_backward", [Graph_CastActivations]> {
   let summary = "Gradient of graph.batch_norm_training (batch statistics)";
   let description = [{
     Recomputes the batch mean and biased variance of `input` and returns
@@ -95,7 +95,7 @@ def Graph_BatchNormTrainingBackwardOp
                       Graph_FloatTensor:$grad_bias);
 }
 
-def Graph_LayerNormBackwardOp : Graph_BackwardOp<"layer_norm_backward", [Graph_CastFp32]> {
+def Graph_LayerNormBackwardOp : Graph_BackwardOp<"layer_norm_backward", [Graph_CastActivations]> {
   let summary = "Gradient of graph.layer_norm";
   let description = [{
     Recomputes the statistics over dims [axis, rank) and returns the

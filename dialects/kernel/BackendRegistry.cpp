@@ -460,10 +460,11 @@ static bool dnnlBatchNorm(LaunchOp launch, std::string &whyNot) {
 // Generated loop nests: what lib/Conversion's builders refuse, these reject.
 //===----------------------------------------------------------------------===//
 
-/// Batch norm over f32 [N, C, D...]; in training more than one value per
+/// Batch norm over f32 [N, C, D...] (or bf16/f16 activations with f32
+/// parameters and statistics, --amp); in training more than one value per
 /// channel, as the running variance's unbiased estimate divides by count - 1.
 static bool generatedBatchNorm(LaunchOp launch, std::string &whyNot) {
-  if (!allFloat32(launch, whyNot))
+  if (!floatOrMask(launch, whyNot))
     return false;
   ArrayRef<int64_t> shape = shapeOf(launch.getOutputs()[0]);
   if (shape.size() < 2) {
@@ -589,8 +590,9 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.reduce_max", "generated", 5, floatOrMask},
       {"graph.softmax", "generated", 5, float32OrMask},
       {"graph.log_softmax", "generated", 5, float32OrMask},
-      {"graph.layer_norm", "generated", 5, float32OrMask},
-      {"graph.layer_norm_backward", "generated", 5, float32OrMask},
+      // Statistics in f32 scratch whatever the activations' type.
+      {"graph.layer_norm", "generated", 5, floatOrMask},
+      {"graph.layer_norm_backward", "generated", 5, floatOrMask},
       {"graph.batch_norm_training", "generated", 5, generatedBatchNorm},
       {"graph.batch_norm_inference", "generated", 5, generatedBatchNorm},
       {"graph.batch_norm_training_backward", "generated", 5,

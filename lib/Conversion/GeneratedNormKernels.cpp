@@ -96,7 +96,7 @@ void perStatistic(KernelBuilder &kb, const NormSpace &ns,
 /// scratch buffers.
 std::pair<Operand, Operand> moments(KernelBuilder &kb, const NormSpace &ns,
                                     Operand input) {
-  Type element = elementOf(input);
+  Type element = kb.computeType(elementOf(input));
   Operand mean{kb.scratch(ns.statisticShape(), element), ns.statisticId};
   Operand squares{kb.scratch(ns.statisticShape(), element), ns.statisticId};
   double count = double(ns.count);
@@ -252,7 +252,7 @@ struct BatchNormOperands {
     bias = kb.input(2, channels);
     mean = kb.input(3, channels);
     var = kb.input(4, channels);
-    factor = kb.scratch(channels, elementOf(input));
+    factor = kb.scratch(channels, kb.computeType(elementOf(input)));
   }
 };
 
@@ -313,7 +313,7 @@ LogicalResult buildLayerNormBackward(KernelBuilder &kb) {
   if (!ln)
     return failure();
   const Space &space = ln->space;
-  Type element = kb.inputType(1).getElementType();
+  Type element = kb.computeType(kb.inputType(1).getElementType());
   Operand dy{kb.input(0, space.shape(ln->tensorId)), ln->tensorId};
   Operand input{kb.input(1, space.shape(ln->tensorId)), ln->tensorId};
   Operand scale{kb.input(2, space.shape(ln->normalizedId)), ln->normalizedId};

@@ -185,6 +185,14 @@ public:
   Value output(unsigned i, ArrayRef<int64_t> shape) {
     return view(launch.getInputs().size() + i, shape);
   }
+  /// bf16 or f16: stored low, computed in f32.
+  static bool isLowFloat(Type type) { return type.isBF16() || type.isF16(); }
+  /// The type a kernel computes elements of type `element` in (its
+  /// statistics' scratch type): f32 for low floats.
+  Type computeType(Type element) {
+    return isLowFloat(element) ? builder.getF32Type() : element;
+  }
+
   /// A new buffer that only this kernel uses.
   Value scratch(ArrayRef<int64_t> shape, Type element) {
     return function.getBody().front().addArgument(
@@ -235,7 +243,26 @@ public:
     for (Type element : elements)
       block->addArgument(element, loc);
     OpBuilder nested = OpBuilder::atBlockBegin(block);
-    SmallVector<Value> results = body(nested, loc, block->getArguments());
+    // A body whose float elements have different types (a batch norm of
+    // bf16 activations with f32 statistics, --amp) sees the low floats as
+    // f32 and its results are rounded to their outputs' types; a body of
+    // one type is left to --trainc-widen-low-floats, after fusion.
+    bool mixed = llvm::any_of(elements, isLowFloat) &&
+                 llvm::any_of(elements, [](Type t) {
+                   return isa<FloatType>(t) && !isLowFloat(t);
+                 });
+    SmallVector<Value> arguments(block->getArguments());
+    if (mixed)
+      for (Value &argument : arguments)
+        if (isLowFloat(argument.getType()))
+          argument =
+              arith::ExtFOp::create(nested, loc, nested.getF32Type(), argument);
+    SmallVector<Value> results = body(nested, loc, arguments);
+    for (auto [result, output] : llvm::zip(results, outputs)) {
+      Type stored = cast<MemRefType>(output.getType()).getElementType();
+      if (mixed && result.getType() != stored)
+        result = arith::TruncFOp::create(nested, loc, stored, result);
+    }
     loop::YieldOp::create(nested, loc, results);
     builder.setInsertionPointAfter(nestOp);
     return nestOp;

@@ -212,6 +212,51 @@ TEST_CASE("generated batch norm and its gradient match the interpreter",
   }
 }
 
+// --amp: bf16 and f16 activations with f32 parameters and statistics. The
+// kernels compute in f32 and round each stored activation once; the
+// interpreter computes in double and rounds once, so a stored value may
+// differ by one unit in the last place (bf16: 2^-8 relative), f32
+// statistics and parameter gradients by f32 noise.
+TEST_CASE("generated batch and layer norm take low-precision activations",
+          "[generated]") {
+  for (DType low : {DType::BF16, DType::F16}) {
+    for (const Shape &shape : {Shape{8, 3, 5, 5}, Shape{32, 64, 4, 4}}) {
+      int64_t c = shape[1];
+      HostTensor x = randomTensor(low, shape, -2.0, 3.0);
+      HostTensor scale = randomTensor(DType::F32, {c}, 0.5, 1.5);
+      HostTensor bias = randomTensor(DType::F32, {c});
+      HostTensor mean = randomTensor(DType::F32, {c});
+      HostTensor var = randomTensor(DType::F32, {c}, 0.5, 2.0);
+      Result tensorResult{low, shape}, channelResult{DType::F32, {c}};
+      checkGenerated({"graph.batch_norm_training",
+                      {x, scale, bias, mean, var},
+                      {tensorResult, channelResult, channelResult},
+                      {real("epsilon", 1e-5), real("momentum", 0.9)}},
+                     1e-2);
+      checkGenerated({"graph.batch_norm_training_backward",
+                      {randomTensor(low, shape), x, scale},
+                      {tensorResult, channelResult, channelResult},
+                      {real("epsilon", 1e-5)}},
+                     1e-2);
+    }
+    Shape shape = {4, 16, 128};
+    Shape normalized = {128};
+    HostTensor x = randomTensor(low, shape, -3.0, 5.0);
+    HostTensor scale = randomTensor(DType::F32, normalized, 0.5, 1.5);
+    HostTensor bias = randomTensor(DType::F32, normalized);
+    std::vector<Attr> attributes = {integer("axis", 2), real("epsilon", 1e-5)};
+    checkGenerated(
+        {"graph.layer_norm", {x, scale, bias}, {{low, shape}}, attributes},
+        1e-2);
+    checkGenerated(
+        {"graph.layer_norm_backward",
+         {randomTensor(low, shape), x, scale},
+         {{low, shape}, {DType::F32, normalized}, {DType::F32, normalized}},
+         attributes},
+        1e-2);
+  }
+}
+
 TEST_CASE("generated data movement is exact", "[generated]") {
   HostTensor x = randomTensor(DType::F32, {4, 5, 6});
   checkGenerated({"graph.reshape", {x}, {{DType::F32, {20, 6}}},

@@ -433,7 +433,9 @@ void checkClose(const HostTensor &actual, const HostTensor &expected,
   REQUIRE(actual.dtype == expected.dtype);
   REQUIRE(actual.shape == expected.shape);
   REQUIRE(actual.data.size() == expected.data.size());
-  bool floating = expected.dtype == DType::F32 || expected.dtype == DType::F64;
+  bool floating = expected.dtype == DType::F32 ||
+                  expected.dtype == DType::F64 ||
+                  expected.dtype == DType::BF16 || expected.dtype == DType::F16;
   double scale = 0.0;
   for (double value : expected.data)
     if (std::isfinite(value))

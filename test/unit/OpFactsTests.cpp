@@ -25,7 +25,8 @@ TEST_CASE("every graph op declares exactly one cast class", "[amp]") {
     ++ops;
     INFO(name.getStringRef().str());
     int classes = name.hasTrait<CastLow>() + name.hasTrait<CastFp32>() +
-                  name.hasTrait<CastFollow>() + name.hasTrait<CastFixed>();
+                  name.hasTrait<CastFollow>() +
+                  name.hasTrait<CastActivations>() + name.hasTrait<CastFixed>();
     CHECK(classes == 1);
   }
   CHECK(ops > 60);
@@ -38,10 +39,11 @@ TEST_CASE("products run low, statistics and updates in f32", "[amp]") {
   auto classOf = [&](llvm::StringRef op) {
     auto name = mlir::RegisteredOperationName::lookup(op, &context);
     REQUIRE(name);
-    return name->hasTrait<CastLow>()      ? "low"
-           : name->hasTrait<CastFp32>()   ? "fp32"
-           : name->hasTrait<CastFollow>() ? "follow"
-                                          : "other";
+    return name->hasTrait<CastLow>()           ? "low"
+           : name->hasTrait<CastFp32>()        ? "fp32"
+           : name->hasTrait<CastFollow>()      ? "follow"
+           : name->hasTrait<CastActivations>() ? "activations"
+                                               : "other";
   };
   for (llvm::StringRef op :
        {"graph.conv", "graph.matmul", "graph.gemm", "graph.conv_backward_input",
@@ -49,13 +51,17 @@ TEST_CASE("products run low, statistics and updates in f32", "[amp]") {
     CHECK(classOf(op) == std::string("low"));
   for (llvm::StringRef op :
        {"graph.softmax", "graph.log_softmax", "graph.softmax_cross_entropy",
-        "graph.batch_norm_training", "graph.layer_norm", "graph.exp",
-        "graph.log", "graph.pow", "graph.erf", "graph.reduce_sum",
-        "graph.sgd_update", "graph.adam_update"})
+        "graph.batch_norm_inference", "graph.exp", "graph.log", "graph.pow",
+        "graph.erf", "graph.reduce_sum", "graph.sgd_update",
+        "graph.adam_update"})
     CHECK(classOf(op) == std::string("fp32"));
   for (llvm::StringRef op : {"graph.relu", "graph.add", "graph.reshape",
                              "graph.transpose", "graph.max_pool"})
     CHECK(classOf(op) == std::string("follow"));
+  for (llvm::StringRef op :
+       {"graph.batch_norm_training", "graph.batch_norm_training_backward",
+        "graph.layer_norm", "graph.layer_norm_backward"})
+    CHECK(classOf(op) == std::string("activations"));
 }
 
 TEST_CASE("every graph op has a cost", "[cost]") {

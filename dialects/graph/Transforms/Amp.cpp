@@ -2,8 +2,8 @@
 //
 // Gives every float value of a function a precision by the cast class of
 // the op that computes it (CastClass.td), so that products run in bf16 or
-// f16 while softmax, losses, normalization and accumulating reductions stay
-// in f32:
+// f16 while softmax, losses, normalization statistics and accumulating
+// reductions stay in f32:
 //
 //   %w16 = graph.cast %w {to = bf16}        // once per value, at its
 //   definition %y   = graph.conv %x16, %w16 ...        // CastLow: operands
@@ -98,6 +98,8 @@ private:
     case CastClass::Follow:
       target = llvm::any_of(op->getOperands(), lowOperand) ? Type(low) : f32;
       break;
+    case CastClass::Activations:
+      return rewriteActivations(op);
     }
     // Only the other of the two precisions moves: f64 data and integer
     // indices stay what they are.
@@ -106,6 +108,26 @@ private:
       if (elementTypeOf(operand.get()) == from)
         operand.set(as(operand.get(), target, op));
     // Also when no operand moved here: an earlier op may have changed one.
+    return reinferResults(op);
+  }
+
+  /// A CastActivations op (a normalization): its activations (operands
+  /// shaped like the first) follow, low if any is; its parameters and
+  /// statistics (the other float operands) are f32.
+  LogicalResult rewriteActivations(Operation *op) {
+    auto shape = cast<ShapedType>(op->getOperand(0).getType()).getShape();
+    auto activation = [&](Value v) {
+      return cast<ShapedType>(v.getType()).getShape() == shape;
+    };
+    bool anyLow = llvm::any_of(op->getOperands(), [&](Value v) {
+      return activation(v) && elementTypeOf(v) == low;
+    });
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value v = operand.get();
+      Type want = activation(v) && anyLow ? Type(low) : f32;
+      if (elementTypeOf(v) == low || elementTypeOf(v) == f32)
+        operand.set(as(v, want, op));
+    }
     return reinferResults(op);
   }
 

@@ -27,22 +27,22 @@
 
 // Placement: the weight is cast once for both products (shared); the
 // convolution (CastLow) and the ReLU that follows it run low; batch norm
-// (CastFp32) reads an f32 copy; max pooling and the reshape follow it in
-// f32; the gemm casts its operands down again; the result is cast back.
+// (CastActivations) normalizes the bf16 activations with its f32
+// parameters and running statistics; max pooling, the reshapes and the
+// concatenation follow in bf16; the gemm's weight is cast down; the
+// result is cast back.
 // BF16-LABEL: func.func @cnn
 // BF16-NEXT: %[[X:.*]] = graph.cast %arg0 {to = bf16} : (tensor<2x1x8x8xf32>) -> tensor<2x1x8x8xbf16>
 // BF16-NEXT: %[[W:.*]] = graph.cast %arg1 {to = bf16}
 // BF16-NEXT: %[[B:.*]] = graph.cast %arg2 {to = bf16}
 // BF16-NEXT: %[[Y:.*]] = graph.conv %[[X]], %[[W]], %[[B]] {{.*}} -> tensor<2x4x6x6xbf16>
 // BF16-NEXT: %[[R:.*]] = graph.relu %[[Y]] : tensor<2x4x6x6xbf16>
-// BF16-NEXT: %[[R32:.*]] = graph.cast %[[R]] {to = f32}
-// BF16-NEXT: %[[N:.*]], %[[NM:.*]], %{{.*}} = graph.batch_norm_training %[[R32]], %arg3, %arg4, %arg5, %arg6 {{.*}} : (tensor<2x4x6x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
-// BF16-NEXT: %[[P:.*]] = graph.max_pool %[[N]] {{.*}} -> tensor<2x4x3x3xf32>
-// BF16-NEXT: %[[F:.*]] = graph.reshape %[[P]] {{.*}} -> tensor<2x36xf32>
+// BF16-NEXT: %[[N:.*]], %[[NM:.*]], %{{.*}} = graph.batch_norm_training %[[R]], %arg3, %arg4, %arg5, %arg6 {{.*}} : (tensor<2x4x6x6xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x6x6xbf16>, tensor<4xf32>, tensor<4xf32>)
+// BF16-NEXT: %[[P:.*]] = graph.max_pool %[[N]] {{.*}} -> tensor<2x4x3x3xbf16>
+// BF16-NEXT: %[[F:.*]] = graph.reshape %[[P]] {{.*}} -> tensor<2x36xbf16>
 // BF16-NEXT: %[[Y2:.*]] = graph.conv %[[X]], %[[W]] {{.*}} -> tensor<2x4x6x6xbf16>
 // BF16-NEXT: %[[Y2F:.*]] = graph.reshape %[[Y2]] {{.*}} -> tensor<2x144xbf16>
-// BF16-NEXT: %[[F16:.*]] = graph.cast %[[F]] {to = bf16}
-// BF16-NEXT: %[[CAT:.*]] = graph.concat %[[F16]], %[[Y2F]] {{.*}} -> tensor<2x180xbf16>
+// BF16-NEXT: %[[CAT:.*]] = graph.concat %[[F]], %[[Y2F]] {{.*}} -> tensor<2x180xbf16>
 // BF16-NEXT: %[[FW:.*]] = graph.cast %arg7 {to = bf16}
 // BF16-NEXT: %[[O:.*]] = graph.gemm %[[CAT]], %[[FW]] {{.*}} -> tensor<2x10xbf16>
 // BF16-NEXT: %[[O32:.*]] = graph.cast %[[O]] {to = f32}
@@ -62,7 +62,7 @@
 // EMUL-NEXT: graph.relu %[[Y16]] : tensor<2x4x6x6xf16>
 // FP16-LABEL: func.func @cnn
 // FP16: graph.conv {{.*}} -> tensor<2x4x6x6xf16>
-// FP16: graph.batch_norm_training {{.*}} : (tensor<2x4x6x6xf32>,
+// FP16: graph.batch_norm_training {{.*}} : (tensor<2x4x6x6xf16>, tensor<4xf32>,
 // FP16: graph.gemm {{.*}} -> tensor<2x10xf16>
 func.func @cnn(%x: tensor<2x1x8x8xf32>, %w: tensor<4x1x3x3xf32>, %b: tensor<4xf32>, %s: tensor<4xf32>, %t: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %fw: tensor<10x180xf32>) -> (tensor<2x10xf32>, tensor<4xf32>) {
   %y = graph.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x1x8x8xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>) -> tensor<2x4x6x6xf32>
