@@ -234,7 +234,9 @@ def RematElementwisePass
     backward one, though it is one division of h, which the gradient reads
     anyway.
 
-    For a float `add`, `sub`, `mul`, `div` or `neg` whose result a far
+    For a float `add`, `sub`, `mul`, `div` or `neg`, or a cast between
+    floats (`--amp`'s f32 copy of a bf16 value, which erf reads), whose
+    result a far
     such op reads (an op that does not fuse with elementwise ops, such as
     a matmul or a reduction, runs in between), the reader gets its own
     copy, placed right before it, when the copy's operands are there

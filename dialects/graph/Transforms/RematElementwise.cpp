@@ -28,14 +28,17 @@ using namespace trainc::graph;
 
 namespace {
 
-/// Float arithmetic: recomputing it costs an instruction per element
-/// inside a fused kernel. Transcendental functions are not recomputed:
-/// erf's polynomial costs more than reading a stored value back (GELU's
-/// gradient with erf recomputed: 0.29 against 0.20 ms per launch).
+/// Float arithmetic and casts between floats (--amp's bf16 -> f32 copies):
+/// recomputing them costs an instruction per element inside a fused
+/// kernel. Transcendental functions are not recomputed: erf's polynomial
+/// costs more than reading a stored value back (GELU's gradient with erf
+/// recomputed: 0.29 against 0.20 ms per launch).
 bool isCheap(Operation *op) {
   if (!op || op->getNumResults() != 1 ||
       !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
     return false;
+  if (auto cast = dyn_cast<CastOp>(op))
+    return isa<FloatType>(getElementTypeOrSelf(cast.getInput().getType()));
   return isa<AddOp, SubOp, MulOp, DivOp, NegOp>(op);
 }
 

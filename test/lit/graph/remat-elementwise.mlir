@@ -56,3 +56,29 @@ func.func @kept(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, t
   %v = graph.matmul %n, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   return %u, %v, %n : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// --amp's f32 copy of a bf16 value (erf runs in f32) is recomputed like
+// arithmetic: erf's gradient reads s = cast(h) after a product, where h
+// is read anyway, so the forward pass stores no f32 copy.
+// CHECK-LABEL: func.func @cast_copy
+// CHECK: %[[H:.*]] = graph.matmul
+// CHECK-NEXT: %[[S:.*]] = graph.cast %[[H]] {to = f32}
+// CHECK-NEXT: graph.erf %[[S]]
+// CHECK: %[[Q:.*]] = graph.matmul
+// CHECK-NEXT: graph.mul %[[Q]], %[[H]]
+// CHECK: %[[S2:.*]] = graph.cast %[[H]] {to = f32}
+// CHECK-NEXT: graph.mul %[[S2]], %[[S2]]
+func.func @cast_copy(%x: tensor<4x8xbf16>, %w: tensor<8x8xbf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %h = graph.matmul %x, %w : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+  %s = graph.cast %h {to = f32} : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+  %e = graph.erf %s : tensor<4x8xf32>
+  %eb = graph.cast %e {to = bf16} : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+  %q = graph.matmul %eb, %w : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+  %hq = graph.mul %q, %h : (tensor<4x8xbf16>, tensor<4x8xbf16>) -> tensor<4x8xbf16>
+  %hq32 = graph.cast %hq {to = f32} : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+  %ss = graph.mul %s, %s : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %g = graph.mul %hq32, %ss : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %e, %g : tensor<4x8xf32>, tensor<4x8xf32>
+}
