@@ -170,10 +170,16 @@ FailureOr<GradientFunction> buildGradientFunction(ModuleOp module,
     if (auto dropout = dyn_cast<DropoutOp>(op)) {
       Value input = mapping.lookup(dropout.getInput());
       auto type = cast<RankedTensorType>(input.getType());
+      // Masks are drawn in f32 (or f64) and cast for a bf16 or f16 input
+      // (--amp), as the mask kernels draw f32.
+      Type element = type.getElementType();
+      bool low = element.isBF16() || element.isF16();
       Value mask = RandomMaskOp::create(
           b, op.getLoc(), seed, step, b.getDenseI64ArrayAttr(type.getShape()),
-          TypeAttr::get(type.getElementType()), dropout.getRatioAttr(),
+          TypeAttr::get(low ? b.getF32Type() : element), dropout.getRatioAttr(),
           b.getI64IntegerAttr(stream++));
+      if (low)
+        mask = CastOp::create(b, op.getLoc(), mask, element);
       mapping.map(dropout.getResult(), MulOp::create(b, op.getLoc(), input, mask));
       continue;
     }

@@ -13,6 +13,15 @@
 // cast back to f32, and the bias gradient's sum over the batch
 // accumulates in f32 (the second run), not in bf16.
 // RUN: trainc-opt %S/Inputs/amp-forward.mlir --trainc-amp --trainc-autodiff=loss=mse --trainc-amp --canonicalize --cse | FileCheck %s --check-prefix=MASTER
+// A dropout of a bf16 value: its mask is drawn in f32 (the mask kernels'
+// type) and cast once, and the forward and the backward share it.
+// RUN: trainc-opt %S/Inputs/amp-dropout.mlir --trainc-amp --trainc-autodiff --trainc-amp --canonicalize --cse | FileCheck %s --check-prefix=DROPOUT
+// DROPOUT-LABEL: func.func @gradients
+// DROPOUT: %[[M:.*]] = graph.random_mask {{.*}}element_type = f32
+// DROPOUT-NEXT: %[[M16:.*]] = graph.cast %[[M]] {to = bf16}
+// DROPOUT-NEXT: graph.mul %{{.*}}, %[[M16]] : (tensor<2x4xbf16>, tensor<2x4xbf16>)
+// DROPOUT-NOT: graph.random_mask
+// DROPOUT: graph.gemm %{{.*}}, %[[M16]]
 // MASTER-LABEL: func.func @gradients
 // MASTER-COUNT-1: graph.cast %arg1 {to = bf16} : (tensor<3x4xf32>) -> tensor<3x4xbf16>
 // MASTER-NOT: graph.cast %arg1
