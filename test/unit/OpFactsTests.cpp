@@ -14,22 +14,29 @@
 
 #include <catch2/catch.hpp>
 
+/// Every registered op of the graph dialect (loaded into `context`).
+static std::vector<mlir::RegisteredOperationName>
+graphOps(mlir::MLIRContext &context) {
+  context.loadDialect<trainc::graph::GraphDialect>();
+  std::vector<mlir::RegisteredOperationName> ops;
+  for (mlir::RegisteredOperationName name : context.getRegisteredOperations())
+    if (name.getStringRef().starts_with("graph."))
+      ops.push_back(name);
+  return ops;
+}
+
 TEST_CASE("every graph op declares exactly one cast class", "[amp]") {
   using namespace trainc::graph::OpTrait;
   mlir::MLIRContext context;
-  context.loadDialect<trainc::graph::GraphDialect>();
-  int ops = 0;
-  for (mlir::RegisteredOperationName name : context.getRegisteredOperations()) {
-    if (!name.getStringRef().starts_with("graph."))
-      continue;
-    ++ops;
+  auto ops = graphOps(context);
+  for (mlir::RegisteredOperationName name : ops) {
     INFO(name.getStringRef().str());
     int classes = name.hasTrait<CastLow>() + name.hasTrait<CastFp32>() +
                   name.hasTrait<CastFollow>() +
                   name.hasTrait<CastActivations>() + name.hasTrait<CastFixed>();
     CHECK(classes == 1);
   }
-  CHECK(ops > 60);
+  CHECK(ops.size() > 60);
 }
 
 TEST_CASE("products run low, statistics and updates in f32", "[amp]") {
@@ -66,16 +73,12 @@ TEST_CASE("products run low, statistics and updates in f32", "[amp]") {
 
 TEST_CASE("every graph op has a cost", "[cost]") {
   mlir::MLIRContext context;
-  context.loadDialect<trainc::graph::GraphDialect>();
-  int ops = 0;
-  for (mlir::RegisteredOperationName name : context.getRegisteredOperations()) {
-    if (!name.getStringRef().starts_with("graph."))
-      continue;
-    ++ops;
+  auto ops = graphOps(context);
+  for (mlir::RegisteredOperationName name : ops) {
     INFO(name.getStringRef().str());
     CHECK(name.hasInterface<trainc::graph::CostOpInterface>());
   }
-  CHECK(ops > 60);
+  CHECK(ops.size() > 60);
 }
 
 TEST_CASE("costs follow from shapes and attributes", "[cost]") {
