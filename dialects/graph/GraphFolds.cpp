@@ -81,9 +81,7 @@ OpFoldResult DropoutOp::fold(FoldAdaptor) {
   return getRatio().isZero() ? getInput() : OpFoldResult();
 }
 
-/// Whether every value of float type `from` is exactly a value of `to`
-/// (bf16 and f16 in f32; f32 in f64).
-static bool widensExactly(Type from, Type to) {
+bool trainc::graph::widensExactly(Type from, Type to) {
   auto narrow = dyn_cast<FloatType>(from);
   auto wide = dyn_cast<FloatType>(to);
   return narrow && wide &&

@@ -62,6 +62,11 @@ std::optional<Cost> estimateCost(mlir::OperationName name,
                                  mlir::TypeRange results,
                                  mlir::DictionaryAttr attributes);
 
+/// Whether every value of float type `from` is exactly a value of float
+/// type `to` (bf16 and f16 in f32; f32 in f64): a cast from -> to -> from
+/// is the identity.
+bool widensExactly(mlir::Type from, mlir::Type to);
+
 /// How an op takes part in mixed precision (CastClass.td).
 enum class CastClass { Low, Fp32, Follow, Activations, Fixed };
 

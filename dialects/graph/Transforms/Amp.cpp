@@ -185,9 +185,7 @@ private:
     if (auto widening = value.getDefiningOp<CastOp>()) {
       Value source = widening.getInput();
       if (elementTypeOf(source) == type &&
-          APFloat::isRepresentableBy(
-              cast<FloatType>(type).getFloatSemantics(),
-              cast<FloatType>(elementTypeOf(value)).getFloatSemantics()))
+          widensExactly(type, elementTypeOf(value)))
         return source;
     }
     Value &cached = casts[{value, type}];
