@@ -33,6 +33,7 @@ void buildLoopToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createApproximateMathPass());
+  pm.addPass(createExpandBf16CastsPass());
   pm.addPass(createUnmaskReductionsPass());
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMaskPass());
   // Tiles only span the innermost dimension, so a reduction either combines

@@ -60,6 +60,22 @@ def ApproximateMathPass : Pass<"trainc-approximate-math", "mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def ExpandBf16CastsPass : Pass<"trainc-expand-bf16-casts", "mlir::ModuleOp"> {
+  let summary = "bf16 conversions as integer arithmetic, the same on every CPU";
+  let description = [{
+    Rewrites `arith.extf` from bf16 and `arith.truncf` to bf16 (scalars and
+    vectors) into integer arithmetic: a shift for the widening, round to
+    nearest even (NaN kept quiet) for the narrowing, upstream's
+    `populateExpandBFloat16Patterns`. Without it, LLVM narrows to bf16 with
+    a call to `__truncsfbf2` per element on CPUs without AVX512-BF16 (the
+    AVX2-only Zen 3), which neither libgcc nor the runtime provides, so a
+    kernel would not link; with it, every CPU rounds the same bits
+    (AVX512-BF16's `vcvtneps2bf16` flushes denormals to zero). The cast
+    kernels stay bound by memory, not by these few integer operations.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def UnmaskReductionsPass : Pass<"trainc-unmask-reductions", "mlir::ModuleOp"> {
   let summary = "Masked vector reductions as selects of the neutral element";
   let description = [{
