@@ -144,9 +144,13 @@ def PlanMemoryPass : Pass<"trainc-plan-memory", "mlir::ModuleOp"> {
   let summary = "Places every intermediate buffer in one static arena";
   let description = [{
     Liveness over each function's launch order: a `kernel.alloc` lives from
-    its definition to its last use. Buffers are placed first-fit at
-    64-byte-aligned offsets among the buffers live at the same time; each
-    alloc gets its `offset` and the function its `kernel.arena_size`.
+    its definition to its last use (or its views' last use). Two
+    placements at 64-byte-aligned offsets are computed and the smaller
+    arena kept: first-fit in launch order among the buffers live at each
+    definition, and largest buffer first, each into the smallest gap
+    between the placed buffers it shares a launch with (TFLite's greedy by
+    size). Each alloc gets its `offset` and the function its
+    `kernel.arena_size`.
   }];
 }
 

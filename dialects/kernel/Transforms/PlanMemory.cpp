@@ -1,9 +1,11 @@
 //===- PlanMemory.cpp - --trainc-plan-memory: the static arena ------------===//
 //
 // Every kernel.alloc lives from its definition to its last use in launch
-// order, through any kernel.view of it (functions are a single block). Buffers are placed first-fit among
-// those live at the same time, largest first when several start together;
-// offsets are 64-byte aligned so kernels can use aligned vector loads.
+// order, through any kernel.view of it (functions are a single block).
+// Two placements are computed and the smaller arena kept: first-fit in
+// launch order, and largest buffer first into the smallest gap between
+// the buffers live with it. Offsets are 64-byte aligned so kernels can use
+// aligned vector loads.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kernel/Transforms/Passes.h"
@@ -12,6 +14,7 @@
 
 #include <functional>
 #include <map>
+#include <numeric>
 
 namespace trainc::kernel {
 #define GEN_PASS_DEF_PLANMEMORYPASS
@@ -29,6 +32,93 @@ int64_t alignUp(int64_t value) {
   return (value + kAlignment - 1) / kAlignment * kAlignment;
 }
 
+struct Interval {
+  AllocOp alloc;
+  int64_t start, end, size;
+};
+
+/// Whether two buffers are live at a common launch (one read at the
+/// launch that writes the other counts: a kernel may read and write).
+bool overlap(const Interval &a, const Interval &b) {
+  return !(a.end < b.start || b.end < a.start);
+}
+
+/// One placement: an offset per interval and the arena size.
+struct Placement {
+  std::vector<int64_t> offsets;
+  int64_t size = 0;
+};
+
+/// In launch order, each buffer at the lowest offset free among those
+/// live at its definition (largest first when several start together).
+Placement firstFitInOrder(const std::vector<Interval> &intervals) {
+  std::vector<size_t> order(intervals.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Interval &x = intervals[a], &y = intervals[b];
+    return x.start != y.start ? x.start < y.start : x.size > y.size;
+  });
+  Placement placement;
+  placement.offsets.resize(intervals.size());
+  // Live placements: offset -> (size, end).
+  std::multimap<int64_t, std::pair<int64_t, int64_t>> live;
+  for (size_t i : order) {
+    const Interval &interval = intervals[i];
+    // Buffers whose last use came before this definition free their space.
+    for (auto it = live.begin(); it != live.end();)
+      it = it->second.second < interval.start ? live.erase(it) : std::next(it);
+    int64_t offset = 0;
+    for (const auto &[start, placed] : live) {
+      if (start - offset >= interval.size)
+        break;
+      offset = std::max(offset, start + placed.first);
+    }
+    live.insert({offset, {interval.size, interval.end}});
+    placement.offsets[i] = offset;
+    placement.size = std::max(placement.size, offset + interval.size);
+  }
+  return placement;
+}
+
+/// Largest buffer first, each in the smallest gap left between the
+/// already placed buffers it overlaps in time (TFLite's "greedy by size"
+/// planner, Pisarchyk and Lee 2020): long-lived large buffers no longer
+/// strand the holes that launch order leaves.
+Placement greedyBySize(const std::vector<Interval> &intervals) {
+  std::vector<size_t> order(intervals.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Interval &x = intervals[a], &y = intervals[b];
+    return x.size != y.size ? x.size > y.size : x.start < y.start;
+  });
+  Placement placement;
+  placement.offsets.assign(intervals.size(), -1);
+  std::vector<size_t> placed;
+  for (size_t i : order) {
+    const Interval &interval = intervals[i];
+    // (offset, size) of the placed buffers live at the same time.
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (size_t j : placed)
+      if (overlap(interval, intervals[j]))
+        busy.push_back({placement.offsets[j], intervals[j].size});
+    llvm::sort(busy);
+    int64_t best = -1, bestGap = 0, top = 0;
+    for (const auto &[offset, size] : busy) {
+      int64_t gap = offset - top;
+      if (gap >= interval.size && (best < 0 || gap < bestGap)) {
+        best = top;
+        bestGap = gap;
+      }
+      top = std::max(top, offset + size);
+    }
+    placement.offsets[i] = best >= 0 ? best : top;
+    placement.size =
+        std::max(placement.size, placement.offsets[i] + interval.size);
+    placed.push_back(i);
+  }
+  return placement;
+}
+
 /// Places the allocs of one function; returns the arena size.
 int64_t planFunction(func::FuncOp function) {
   Block &block = function.getBody().front();
@@ -37,10 +127,6 @@ int64_t planFunction(func::FuncOp function) {
   for (Operation &op : block)
     position[&op] = index++;
 
-  struct Interval {
-    AllocOp alloc;
-    int64_t start, end, size;
-  };
   std::vector<Interval> intervals;
   // The last use of `buffer` or of a view of it.
   std::function<int64_t(Value)> lastUse = [&](Value buffer) {
@@ -55,31 +141,15 @@ int64_t planFunction(func::FuncOp function) {
     intervals.push_back({alloc, position[alloc], end,
                          alignUp(bufferBytes(alloc.getType()))});
   }
-  std::stable_sort(intervals.begin(), intervals.end(),
-                   [](const Interval &a, const Interval &b) {
-                     return a.start != b.start ? a.start < b.start
-                                               : a.size > b.size;
-                   });
-
-  // Live placements: offset -> (size, end).
-  std::multimap<int64_t, std::pair<int64_t, int64_t>> live;
-  int64_t arenaSize = 0;
-  for (Interval &interval : intervals) {
-    // Buffers whose last use came before this definition free their space.
-    for (auto it = live.begin(); it != live.end();)
-      it = it->second.second < interval.start ? live.erase(it) : std::next(it);
-    int64_t offset = 0;
-    for (const auto &[start, placed] : live) {
-      if (start - offset >= interval.size)
-        break;
-      offset = std::max(offset, start + placed.first);
-    }
-    live.insert({offset, {interval.size, interval.end}});
-    arenaSize = std::max(arenaSize, offset + interval.size);
+  // Neither heuristic wins everywhere: keep the smaller arena (ties: the
+  // launch-order one, whose reuse is the closest in time).
+  Placement inOrder = firstFitInOrder(intervals);
+  Placement bySize = greedyBySize(intervals);
+  const Placement &best = bySize.size < inOrder.size ? bySize : inOrder;
+  for (auto [interval, offset] : llvm::zip(intervals, best.offsets))
     interval.alloc.setOffsetAttr(
         IntegerAttr::get(IntegerType::get(function.getContext(), 64), offset));
-  }
-  return arenaSize;
+  return best.size;
 }
 
 struct PlanMemoryPass

@@ -1,5 +1,6 @@
 // --trainc-plan-memory: buffers whose lifetimes do not overlap share
-// arena space; offsets are 64-byte aligned; the function records its arena.
+// arena space; offsets are 64-byte aligned; the function records its arena,
+// the smaller of first-fit in launch order and largest-first placement.
 // RUN: trainc-opt %s --trainc-plan-memory | FileCheck %s
 
 // CHECK: func.func @f({{.*}}) attributes {kernel.arena_size = 192 : i64}
@@ -34,5 +35,25 @@ func.func @viewed(%x: memref<16xf32>, %out: memref<16xf32>) {
   %b = kernel.alloc : memref<16xf32>
   kernel.launch "graph.relu"(%x) -> (%b) {options = {}} : (memref<16xf32>) -> memref<16xf32>
   kernel.launch "graph.add"(%v, %b) -> (%out) {options = {}} : (memref<4x4xf32>, memref<16xf32>) -> memref<16xf32>
+  return
+}
+
+// In launch order %s1 and %s2 take 0 and 64, and %big, defined when only
+// %s1 has died, finds no 128 bytes below 128: an arena of 256. Placed
+// largest first, %big takes 0, %s1 (never live with it) shares it, and %s2
+// goes above: 192, which is kept.
+// CHECK-LABEL: func.func @largest_first
+// CHECK-SAME: kernel.arena_size = 192 : i64
+// CHECK: kernel.alloc {offset = 0 : i64} : memref<16xf32>
+// CHECK: kernel.alloc {offset = 128 : i64} : memref<16xf32>
+// CHECK: kernel.alloc {offset = 0 : i64} : memref<32xf32>
+func.func @largest_first(%x: memref<16xf32>, %y: memref<32xf32>, %out: memref<48xf32>) {
+  %s1 = kernel.alloc : memref<16xf32>
+  kernel.launch "graph.relu"(%x) -> (%s1) {options = {}} : (memref<16xf32>) -> memref<16xf32>
+  %s2 = kernel.alloc : memref<16xf32>
+  kernel.launch "graph.relu"(%s1) -> (%s2) {options = {}} : (memref<16xf32>) -> memref<16xf32>
+  %big = kernel.alloc : memref<32xf32>
+  kernel.launch "graph.relu"(%y) -> (%big) {options = {}} : (memref<32xf32>) -> memref<32xf32>
+  kernel.launch "graph.concat"(%s2, %big) -> (%out) {options = {axis = 0 : i64}} : (memref<16xf32>, memref<32xf32>) -> memref<48xf32>
   return
 }
