@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -37,7 +38,8 @@ int main(int argc, char **argv) {
                   mlir::arith::ArithDialect, mlir::math::MathDialect,
                   mlir::memref::MemRefDialect, mlir::linalg::LinalgDialect,
                   mlir::scf::SCFDialect, mlir::vector::VectorDialect,
-                  mlir::affine::AffineDialect, mlir::ub::UBDialect>();
+                  mlir::affine::AffineDialect, mlir::ub::UBDialect,
+                  mlir::LLVM::LLVMDialect>();
   mlir::func::registerInlinerExtension(registry);
   trainc::loop::registerLoopLoweringInterfaces(registry);
   return mlir::asMainReturnCode(

@@ -33,7 +33,7 @@ void buildLoopToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createApproximateMathPass());
-  pm.addPass(createExpandBf16CastsPass());
+  pm.addPass(createExpandBf16Pass());
   pm.addPass(createUnmaskReductionsPass());
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMaskPass());
   // Tiles only span the innermost dimension, so a reduction either combines
@@ -51,6 +51,7 @@ void buildLoopToLLVMPipeline(OpPassManager &pm) {
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.reassociateFPReductions = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  pm.addPass(createMaskedBf16AsI16Pass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

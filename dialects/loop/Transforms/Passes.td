@@ -60,20 +60,39 @@ def ApproximateMathPass : Pass<"trainc-approximate-math", "mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
-def ExpandBf16CastsPass : Pass<"trainc-expand-bf16-casts", "mlir::ModuleOp"> {
-  let summary = "bf16 conversions as integer arithmetic, the same on every CPU";
+def ExpandBf16Pass : Pass<"trainc-expand-bf16", "mlir::ModuleOp"> {
+  let summary = "bf16 arithmetic in f32, and bf16 conversions as integer arithmetic";
   let description = [{
-    Rewrites `arith.extf` from bf16 and `arith.truncf` to bf16 (scalars and
-    vectors) into integer arithmetic: a shift for the widening, round to
-    nearest even (NaN kept quiet) for the narrowing, upstream's
-    `populateExpandBFloat16Patterns`. Without it, LLVM narrows to bf16 with
-    a call to `__truncsfbf2` per element on CPUs without AVX512-BF16 (the
-    AVX2-only Zen 3), which neither libgcc nor the runtime provides, so a
-    kernel would not link; with it, every CPU rounds the same bits
-    (AVX512-BF16's `vcvtneps2bf16` flushes denormals to zero). The cast
-    kernels stay bound by memory, not by these few integer operations.
+    Arithmetic on bf16 values (a max pooling's `arith.maximumf`, exact in
+    any precision) is widened to f32 and rounded back (upstream's
+    `arith-emulate-unsupported-floats`); then every `arith.extf` from bf16
+    and `arith.truncf` to bf16 (scalars and vectors) becomes integer
+    arithmetic: a shift for the widening, round to nearest even (NaN kept
+    quiet) for the narrowing (upstream's `populateExpandBFloat16Patterns`).
+    Without it, LLVM narrows to bf16 with a call to `__truncsfbf2` per
+    element on CPUs without AVX512-BF16 (the AVX2-only Zen 3), which
+    neither libgcc 12 nor the runtime provides, so such a kernel would not
+    link; with it, every CPU rounds the same bits (AVX512-BF16's
+    `vcvtneps2bf16` flushes denormals to zero). The cast kernels stay bound
+    by memory, not by these few integer operations.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def MaskedBf16AsI16Pass
+    : Pass<"trainc-masked-bf16-as-i16", "mlir::ModuleOp"> {
+  let summary = "Masked loads and stores of bf16 vectors move 16-bit integers";
+  let description = [{
+    Rewrites `llvm.intr.masked.store` and `llvm.intr.masked.load` of bf16
+    vectors (a nest's last, partial vector of each row) into the same
+    operations on i16 vectors, with bitcasts around them. On a CPU without
+    AVX512 (the AVX2-only Zen 3) LLVM splits a masked access of a type it
+    has no instructions for into one access per lane and promotes bf16
+    lanes to f32, so each stored lane called `__truncsfbf2`, which nothing
+    links; the bits are the same either way. Runs after
+    `convert-vector-to-llvm`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def UnmaskReductionsPass : Pass<"trainc-unmask-reductions", "mlir::ModuleOp"> {

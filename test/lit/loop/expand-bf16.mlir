@@ -1,7 +1,7 @@
-// --trainc-expand-bf16-casts: conversions to and from bf16 become integer
+// --trainc-expand-bf16: conversions to and from bf16 become integer
 // arithmetic (round to nearest even), so no CPU needs a library call for
 // them and every CPU rounds the same bits.
-// RUN: trainc-opt %s --trainc-expand-bf16-casts | FileCheck %s
+// RUN: trainc-opt %s --trainc-expand-bf16 | FileCheck %s
 // Through the whole lowering and LLVM for an AVX2-only CPU (Zen 3): no call
 // to __truncsfbf2, which nothing here would link.
 // RUN: trainc-opt %s --trainc-loop-to-llvm | mlir-translate --mlir-to-llvmir \
@@ -36,4 +36,15 @@ func.func @widen(%x: vector<8xbf16>) -> vector<8xf32> {
 func.func @half(%x: f32) -> f16 {
   %r = arith.truncf %x : f32 to f16
   return %r : f16
+}
+
+// Arithmetic on bf16 (a max pooling's maximum) runs in f32 and is rounded
+// back, with the rounding expanded too.
+// CHECK-LABEL: func.func @max
+// CHECK-NOT: arith.truncf
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.trunci %{{.*}} : vector<8xi32> to vector<8xi16>
+func.func @max(%x: vector<8xbf16>, %y: vector<8xbf16>) -> vector<8xbf16> {
+  %r = arith.maximumf %x, %y : vector<8xbf16>
+  return %r : vector<8xbf16>
 }
