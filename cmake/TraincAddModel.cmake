@@ -6,7 +6,7 @@
 #   trainc_add_model(<target> MODEL <file.onnx>
 #                    [NAME <name>] [OUTPUT_DIRECTORY <dir>] [BATCH <n>]
 #                    [LOSS <loss>] [OPTIMIZER <optimizer>] [LR <rate>]
-#                    [TARGET cpu] [CPU <llvm-cpu>] [AMP off|bf16|fp16]
+#                    [TARGET cpu] [CPU <llvm-cpu>] [AMP off|bf16|fp16|bf16-storage]
 #                    [OPTIONS <flag>...])
 include_guard(GLOBAL)
 

@@ -109,11 +109,14 @@ void registerTrainingPipeline() {
         std::optional<graph::AmpPassOptions> amp;
         if (cl.amp != "off") {
           amp.emplace();
-          amp->precision = cl.amp;
+          amp->precision = cl.amp == "fp16" ? "fp16" : "bf16";
+          if (cl.amp == "bf16-storage")
+            amp->products = "f32";
           // f16 products on CPU are emulated, and f16 needs loss scaling.
-          amp->nativeProducts = cl.amp != "fp16";
-          if (cl.amp == "fp16")
+          if (cl.amp == "fp16") {
+            amp->products = "rounded";
             options.lossScaling = "dynamic";
+          }
         }
         buildTrainingPipeline(pm, options, amp);
       });

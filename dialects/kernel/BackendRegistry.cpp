@@ -119,12 +119,18 @@ static bool allFloat32OrLow(LaunchOp launch, std::string &whyNot) {
 }
 
 /// f32 buffers, or with `bf16` all bf16 buffers (lib/Runtime/kernels/
-/// Dnnl.h: checkDnnlTypes), none empty.
+/// Dnnl.h: checkDnnlTypes) on an AVX-512 target (16 lanes: oneDNN 2.6
+/// has no bf16 primitives below avx512_core, so an AVX2 CPU could not
+/// create one when the session opens), none empty.
 static bool dnnlBuffers(LaunchOp launch, std::string &whyNot,
                         bool bf16 = false) {
   bool allBf16 = llvm::all_of(launch->getOperands(), [](Value buffer) {
     return cast<MemRefType>(buffer.getType()).getElementType().isBF16();
   });
+  if (allBf16 && bf16 && targetVectorLanes(launch) < 16) {
+    whyNot = "it has no bf16 kernels for CPUs without AVX-512";
+    return false;
+  }
   if (!(bf16 && allBf16) && !allFloat32(launch, whyNot)) {
     if (bf16)
       whyNot = "it handles all-f32 or all-bf16 buffers only";
@@ -486,7 +492,7 @@ static bool generatedBatchNorm(LaunchOp launch, std::string &whyNot) {
 /// strides equal to the window, no padding, no dilation, spatial extents
 /// that are multiples of the window's (lib/Conversion/GeneratedPoolKernels.cpp).
 static bool generatedMaxPool(LaunchOp launch, std::string &whyNot) {
-  if (!allFloat32(launch, whyNot))
+  if (!allFloat32OrLow(launch, whyNot))
     return false;
   bool backward = launch.getKernel().ends_with("_backward");
   ArrayRef<int64_t> input = shapeOf(launch.getInputs()[backward ? 1 : 0]);

@@ -29,8 +29,10 @@
 // Layout. With the window's last tap dim Kr innermost, vectors would be Kr
 // lanes wide (7.5 ms single-threaded for the CNN's 64x32x28x28 pool,
 // measured on the loop kernels before this builder). For Kr = 2 the nests
-// read and write the input's pairs of taps as one i64 each, split in the
-// body: then the windows' last dim Or is innermost and contiguous in every
+// read and write the input's pairs of taps as one i64 each (i32 for bf16
+// and f16, whose taps are compared in f32 and whose maxima are kept in f32
+// scratch before one exact rounding), split in the body: then the
+// windows' last dim Or is innermost and contiguous in every
 // buffer and the nests vectorize (0.40 ms). Other Kr go before Or, read
 // strided (scalar loops). The reductions' innermost tiles divide Or
 // evenly: a masked partial tile stores the maxima, and the next window
@@ -52,9 +54,9 @@ struct Tiling {
   SmallVector<int64_t> windows, taps;
 };
 
-/// The tiling of `input` (f32 [N, C, D...]) by the launch's windows into
-/// `windows` ([N, C, O...]), or nullopt if they do not tile it exactly
-/// (GeneratedWindowPoolKernels.cpp builds those).
+/// The tiling of `input` (f32, bf16 or f16 [N, C, D...]) by the launch's
+/// windows into `windows` ([N, C, O...]), or nullopt if they do not tile it
+/// exactly (GeneratedWindowPoolKernels.cpp builds those).
 std::optional<Tiling> exactTiling(KernelBuilder &kb, MemRefType input,
                                   MemRefType windows) {
   ArrayRef<int64_t> shape = input.getShape();
@@ -66,7 +68,9 @@ std::optional<Tiling> exactTiling(KernelBuilder &kb, MemRefType input,
   size_t rank = kernel.size();
   if (shape.size() != rank + 2 || rank == 0 || strides != kernel ||
       pads.size() != 2 * rank || dilations.size() != rank ||
-      windowShape.size() != shape.size() || !input.getElementType().isF32())
+      windowShape.size() != shape.size() ||
+      !(input.getElementType().isF32() ||
+        KernelBuilder::isLowFloat(input.getElementType())))
     return std::nullopt;
   Tiling tiling;
   for (size_t d = 0; d < rank; ++d) {
@@ -103,8 +107,10 @@ void tileInnermostEvenly(loop::NestOp nest, int64_t vectorLanes) {
 struct PoolSpace {
   Space space;
   unsigned inputId = 0, windowId = 0;
+  /// The tensors' element type: f32, bf16 or f16 (compared in f32).
+  Type element;
   /// Whether the input's elements are pairs of taps along the last window
-  /// dim, an i64 each.
+  /// dim, an integer of twice the element's bits each.
   bool pairs = false;
   int64_t windowSize = 1;
   /// The tap dims (as numbered before simplification) and their strides in
@@ -113,9 +119,10 @@ struct PoolSpace {
 
   /// The element type the nests see the input as.
   Type inputElement(KernelBuilder &kb) const {
-    return pairs ? Type(kb.builder.getI64Type())
-                 : Type(kb.builder.getF32Type());
+    return pairs ? Type(kb.builder.getIntegerType(2 * bits())) : element;
   }
+
+  unsigned bits() const { return element.getIntOrFloatBitWidth(); }
 
   /// The row-major tap number of the current point (of its first tap, for
   /// pairs), as an i32.
@@ -140,7 +147,8 @@ struct PoolSpace {
 /// indexed by all of them in that order and the windows by N, C and the
 /// O's. The taps of the last dim come before its positions, so that the
 /// positions are innermost; pairs of them are the input's element instead.
-PoolSpace poolSpace(ArrayRef<int64_t> batchAndChannels, const Tiling &tiling) {
+PoolSpace poolSpace(ArrayRef<int64_t> batchAndChannels, const Tiling &tiling,
+                    Type element) {
   size_t rank = tiling.taps.size();
   bool pairs = tiling.taps.back() == 2;
   // Row-major strides of the taps in the window.
@@ -169,6 +177,7 @@ PoolSpace poolSpace(ArrayRef<int64_t> batchAndChannels, const Tiling &tiling) {
     tapDims.push_back({tap, tapStrides[d]});
   }
   PoolSpace ps{Space(extents)};
+  ps.element = element;
   ps.pairs = pairs;
   ps.windowSize = tapStrides[0] * tiling.taps[0];
   ps.tapDims = tapDims;
@@ -181,34 +190,51 @@ PoolSpace poolSpace(ArrayRef<int64_t> batchAndChannels, const Tiling &tiling) {
   return ps;
 }
 
-/// The taps an input element holds: itself, or the two of a pair.
+/// `value` in f32 (exact: bf16 and f16 widen exactly).
+Value toF32(OpBuilder &b, Location loc, Value value) {
+  if (value.getType().isF32())
+    return value;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+}
+
+/// The taps an input element holds, in f32: itself, or the two of a pair.
 SmallVector<Value> unpack(OpBuilder &b, Location loc, const PoolSpace &ps,
                           Value element) {
   if (!ps.pairs)
-    return {element};
-  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+    return {toF32(b, loc, element)};
+  Type half = b.getIntegerType(ps.bits());
   Value high = arith::ShRUIOp::create(
       b, loc, element,
-      arith::ConstantIntOp::create(b, loc, element.getType(), 32));
+      arith::ConstantIntOp::create(b, loc, element.getType(), ps.bits()));
   SmallVector<Value> taps;
-  for (Value half : {element, high})
-    taps.push_back(arith::BitcastOp::create(
-        b, loc, f32, arith::TruncIOp::create(b, loc, i32, half)));
+  for (Value bits : {element, high})
+    taps.push_back(toF32(
+        b, loc,
+        arith::BitcastOp::create(b, loc, ps.element,
+                                 arith::TruncIOp::create(b, loc, half, bits))));
   return taps;
 }
 
-/// The input element holding `taps` (see unpack).
+/// The input element holding `taps` (f32 values of the element type: see
+/// unpack).
 Value pack(OpBuilder &b, Location loc, const PoolSpace &ps,
            ArrayRef<Value> taps) {
+  auto narrow = [&](Value tap) -> Value {
+    return ps.element.isF32()
+               ? tap
+               : arith::TruncFOp::create(b, loc, ps.element, tap);
+  };
   if (!ps.pairs)
-    return taps[0];
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+    return narrow(taps[0]);
+  Type half = b.getIntegerType(ps.bits()),
+       whole = b.getIntegerType(2 * ps.bits());
   auto widen = [&](Value tap) -> Value {
-    return arith::ExtUIOp::create(b, loc, i64,
-                                  arith::BitcastOp::create(b, loc, i32, tap));
+    return arith::ExtUIOp::create(
+        b, loc, whole, arith::BitcastOp::create(b, loc, half, narrow(tap)));
   };
   Value high = arith::ShLIOp::create(
-      b, loc, widen(taps[1]), arith::ConstantIntOp::create(b, loc, i64, 32));
+      b, loc, widen(taps[1]),
+      arith::ConstantIntOp::create(b, loc, whole, ps.bits()));
   return arith::OrIOp::create(b, loc, widen(taps[0]), high);
 }
 
@@ -229,7 +255,7 @@ Value nextTap(OpBuilder &b, Location loc, Value first, unsigned offset) {
   return arith::AddIOp::create(b, loc, first, i32Constant(b, loc, offset));
 }
 
-/// Sets `max` (window-shaped) to the maximum of each window of `input`:
+/// Sets `max` (window-shaped, f32) to the maximum of each window of `input`:
 /// MaxOp is arith::MaximumFOp (a NaN wins) or arith::MaxNumFOp (NaNs are
 /// skipped).
 template <typename MaxOp>
@@ -256,11 +282,28 @@ LogicalResult buildMaxPool(KernelBuilder &kb) {
       exactTiling(kb, kb.inputType(0), kb.outputType(0));
   if (!tiling)
     return buildWindowMaxPool(kb);
-  PoolSpace ps = poolSpace(kb.inputType(0).getShape().take_front(2), *tiling);
+  PoolSpace ps = poolSpace(kb.inputType(0).getShape().take_front(2), *tiling,
+                           kb.inputType(0).getElementType());
   Operand input{kb.view(0, ps.space.shape(ps.inputId), ps.inputElement(kb)),
                 ps.inputId};
   Operand output{kb.output(0, ps.space.shape(ps.windowId)), ps.windowId};
-  windowMaxima<arith::MaximumFOp>(kb, ps, input, output);
+  if (ps.element.isF32()) {
+    windowMaxima<arith::MaximumFOp>(kb, ps, input, output);
+    return success();
+  }
+  // bf16, f16: the maxima in f32 (a reduction the vectorizer recognizes
+  // has one op on its accumulator, no rounding around it), then stored
+  // rounded, which is exact.
+  Operand max{kb.scratch(ps.space.shape(ps.windowId), kb.builder.getF32Type()),
+              ps.windowId};
+  windowMaxima<arith::MaximumFOp>(kb, ps, input, max);
+  Space windows(ps.space.shape(ps.windowId));
+  unsigned all = windows.addAllBut([](unsigned) { return false; });
+  kb.nest(windows, {{max.buffer, all}}, {{output.buffer, all}},
+          windows.reduction,
+          [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
+            return {x[0]};
+          });
   return success();
 }
 
@@ -269,7 +312,8 @@ LogicalResult buildMaxPoolBackward(KernelBuilder &kb) {
       exactTiling(kb, kb.inputType(1), kb.inputType(0));
   if (!tiling)
     return buildWindowMaxPoolBackward(kb);
-  PoolSpace ps = poolSpace(kb.inputType(1).getShape().take_front(2), *tiling);
+  PoolSpace ps = poolSpace(kb.inputType(1).getShape().take_front(2), *tiling,
+                           kb.inputType(1).getElementType());
   const Space &space = ps.space;
   Type f32 = kb.builder.getF32Type(), i32 = kb.builder.getI32Type();
   Operand grad{kb.view(0, space.shape(ps.windowId)), ps.windowId};
@@ -311,7 +355,8 @@ LogicalResult buildMaxPoolBackward(KernelBuilder &kb) {
   kb.nest(space, {grad, first}, gradInput, parallel,
           [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
             Value zero = constant(b, loc, f32, 0.0);
-            Value gradient = arith::AddFOp::create(b, loc, x[0], zero);
+            Value gradient =
+                arith::AddFOp::create(b, loc, toF32(b, loc, x[0]), zero);
             Value first = ps.tap(b, loc);
             SmallVector<Value> taps;
             for (unsigned i = 0; i < (ps.pairs ? 2 : 1); ++i) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""--amp bf16 through the .so against torch.autocast: 3 training steps on the
-reference batch.
+"""--amp bf16 (or bf16-storage) through the .so against torch.autocast: 3
+training steps on the reference batch.
 
-Runs `trainc train MODEL --amp bf16 --feed ... --labels ... --steps 3 --save
+Runs `trainc train MODEL --amp AMP --feed ... --labels ... --steps 3 --save
 OUT.onnx` and compares the loss curve with PyTorch's under
 torch.autocast("cpu", torch.bfloat16) and in fp32 (models/export.py
 reference writes both). Mixed precision moves the curve away from fp32 by
@@ -16,9 +16,10 @@ e(a, b) = ||a - b|| / (||b|| + 1e-6 sqrt(n)) as in docs/TRAINING.md:
 
 (1e-4 is the fp32 parity criterion: the floor where d is smaller than fp32
 noise.) The exported model must hold finite f32 weights (master weights).
-On a CPU without native bf16 products trainc trains in f32 and says so; then
-the fp32 criterion e(trainc, torch fp32) <= 1e-4 applies. Exits 1 on any
-failure.
+With --amp bf16 on a CPU without native bf16 products trainc trains in f32
+and says so; then the fp32 criterion e(trainc, torch fp32) <= 1e-4
+applies. --amp bf16-storage (bf16 activations, f32 products) runs on any
+CPU and must meet the bf16 criterion. Exits 1 on any failure.
 """
 import argparse
 import json
@@ -38,13 +39,14 @@ def main():
     p.add_argument("--reference", required=True, help="MODEL.ref directory")
     p.add_argument("--optimizer", choices=OPTIMIZERS, required=True)
     p.add_argument("--workdir", required=True)
+    p.add_argument("--amp", choices=["bf16", "bf16-storage"], default="bf16")
     args = p.parse_args()
 
     ref = json.load(open(os.path.join(args.reference, "reference.json")))
     os.makedirs(args.workdir, exist_ok=True)
-    out = os.path.join(args.workdir, f"trained_amp_bf16_{args.optimizer}.onnx")
+    out = os.path.join(args.workdir, f"trained_amp_{args.amp}_{args.optimizer}.onnx")
     cmd = train_command(args.trainc, args.model, args.reference, ref, 3, out,
-                        ["--amp", "bf16"])
+                        ["--amp", args.amp])
     cmd += OPTIMIZERS[args.optimizer]
     run, losses = run_steps(cmd)
     if losses is None:
@@ -54,7 +56,7 @@ def main():
                                     "losses.npy"))
     failures = 0
     native = "no native bf16" not in run.stderr
-    print(f"{ref['model']} .so, --amp bf16, 3 steps of {args.optimizer}")
+    print(f"{ref['model']} .so, --amp {args.amp}, 3 steps of {args.optimizer}")
     print(f"  losses: trainc {np.round(losses, 6).tolist()}")
     print(f"          torch autocast bf16 {np.round(autocast, 6).tolist()}")
     print(f"          torch fp32 {np.round(fp32, 6).tolist()}")

@@ -58,7 +58,7 @@ struct CompileCommandOptions {
   std::string tuneCache;
   std::string runtimeLibrary;
   TrainingPipelineOptions training;
-  /// --amp: off, bf16 or fp16 (--trainc-amp).
+  /// --amp: off, bf16, fp16 or bf16-storage (--trainc-amp).
   std::string amp = "off";
 };
 

@@ -97,12 +97,15 @@ void addTrainingOptions(CLI::App &command, TrainingPipelineOptions &t) {
 void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
   command
       .add_option("--amp", options.amp,
-                  "Automatic mixed precision: off, bf16 or fp16. "
-                  "Convolutions and products run in the low precision "
-                  "where the target CPU has native instructions for it; "
-                  "softmax, losses, normalization and the optimizer stay "
-                  "f32, and so do the parameters (master weights)")
-      ->check(CLI::IsMember({"off", "bf16", "fp16"}))
+                  "Automatic mixed precision: off, bf16, fp16 or "
+                  "bf16-storage. Convolutions and products run in the low "
+                  "precision where the target CPU has native instructions "
+                  "for it (bf16: AVX512-BF16 or AMX; elsewhere the model "
+                  "trains in f32); softmax, losses, normalization and the "
+                  "optimizer stay f32, and so do the parameters (master "
+                  "weights). bf16-storage, on any CPU: activations are "
+                  "stored in bf16, products compute in f32")
+      ->check(CLI::IsMember({"off", "bf16", "fp16", "bf16-storage"}))
       ->capture_default_str();
   command.add_option("--cpu", options.cpu,
                      "Target CPU: native (this machine) or an LLVM CPU name")
@@ -354,8 +357,9 @@ int runCompileCommand(const CompileCommandOptions &options) {
                   options.cpu);
     return 1;
   }
-  // Mixed precision where the target multiplies in it natively; no
-  // emulated products, which would be slower than f32.
+  // Mixed precision: products in bf16 where the target multiplies in it
+  // natively, else f32 (no emulated products, which would be slower than
+  // f32; bf16 storage around f32 products is --amp bf16-storage).
   std::string amp = options.amp;
   TrainingPipelineOptions training = options.training;
   bool scalerOptions = training.initialLossScale != 65536.0 ||
@@ -377,7 +381,9 @@ int runCompileCommand(const CompileCommandOptions &options) {
       if (!options.instrument)
         spdlog::warn("--amp bf16: the target CPU ({}) has no native bf16 "
                      "products (AVX512-BF16 or AMX-BF16), so the model "
-                     "trains in f32",
+                     "trains in f32 (--amp bf16-storage stores its "
+                     "activations in bf16 around f32 products: a smaller "
+                     "arena, but slower on such a CPU)",
                      options.cpu);
       amp = "off";
     }
@@ -397,12 +403,15 @@ int runCompileCommand(const CompileCommandOptions &options) {
   std::optional<graph::AmpPassOptions> ampPass;
   if (amp != "off") {
     ampPass.emplace();
-    ampPass->precision = amp;
+    ampPass->precision = amp == "fp16" ? "fp16" : "bf16";
+    // Activations stored in bf16, products in f32 on f32 parameters.
+    if (amp == "bf16-storage")
+      ampPass->products = "f32";
     if (amp == "fp16") {
       // No CPU library multiplies in f16 (oneDNN 2.6 does not): products
       // read f16-rounded operands and compute in f32; everything else is
       // stored in f16, and the loss is scaled (f16 gradients underflow).
-      ampPass->nativeProducts = false;
+      ampPass->products = "rounded";
       training.lossScaling = "dynamic";
       if (!options.instrument)
         spdlog::warn("--amp fp16: no f16 product kernels on CPU: "

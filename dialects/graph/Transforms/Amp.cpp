@@ -5,11 +5,16 @@
 // f16 while softmax, losses, normalization statistics and accumulating
 // reductions stay in f32:
 //
-//   %w16 = graph.cast %w {to = bf16}        // once per value, at its
-//   definition %y   = graph.conv %x16, %w16 ...        // CastLow: operands
-//   cast down %r   = graph.relu %y : tensor<..xbf16>  // CastFollow: a low
-//   operand %r32 = graph.cast %r {to = f32} %n   = graph.batch_norm_training
-//   %r32 ...  // CastFp32
+//   %w16 = graph.cast %w {to = bf16}   // once per value, shared
+//   %y   = graph.conv %x16, %w16 ...   // CastLow: operands cast down
+//   %r   = graph.relu %y               // CastFollow: bf16, as %y is
+//   %r32 = graph.cast %r {to = f32}
+//   %p   = graph.softmax %r32          // CastFp32
+//
+// Where the target has no low-precision products, `products=rounded`
+// (f16 on CPU) computes CastLow ops in f32 on rounded operands, and
+// `products=f32` (bf16 on AVX2-only CPUs) in f32 on the f32 parameters
+// and widened activations, storing only the activations low.
 //
 // The training pipeline runs it twice. On @forward, before
 // --trainc-autodiff, so the backward pass mirrors it: a backward op has
@@ -34,6 +39,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/StringSwitch.h"
 
 namespace trainc::graph {
 #define GEN_PASS_DEF_AMPPASS
@@ -51,12 +57,14 @@ Type elementTypeOf(Value value) {
 
 bool isFloat(Value value) { return isa<FloatType>(elementTypeOf(value)); }
 
+/// Where CastLow ops compute (the pass's `products` option).
+enum class Products { Low, Rounded, F32 };
+
 /// Rewrites one function's ops in program order.
 class Precisions {
 public:
-  Precisions(FloatType low, bool nativeProducts)
-      : low(low), f32(Float32Type::get(low.getContext())),
-        nativeProducts(nativeProducts) {}
+  Precisions(FloatType low, Products products)
+      : low(low), f32(Float32Type::get(low.getContext())), products(products) {}
 
   LogicalResult run(func::FuncOp function) {
     for (Operation &op : llvm::make_early_inc_range(function.getOps())) {
@@ -88,8 +96,10 @@ private:
     case CastClass::Fixed:
       return success();
     case CastClass::Low:
-      if (!nativeProducts)
+      if (products == Products::Rounded)
         return emulateLow(op);
+      if (products == Products::F32)
+        return storeLow(op);
       target = low;
       break;
     case CastClass::Fp32:
@@ -131,10 +141,10 @@ private:
     return reinferResults(op);
   }
 
-  /// A CastLow op on a target without low-precision products: it reads
-  /// its float operands rounded to the low precision (cast down and back
-  /// up), computes in f32, and its users read its results rounded down, as
-  /// a low-precision product with f32 accumulation would (tensor cores).
+  /// A CastLow op under `products=rounded`: it reads its float operands
+  /// rounded to the low precision (cast down and back up), computes in
+  /// f32, and its users read its results rounded down, as a low-precision
+  /// product with f32 accumulation would (tensor cores).
   LogicalResult emulateLow(Operation *op) {
     for (OpOperand &operand : op->getOpOperands())
       if (elementTypeOf(operand.get()) == f32 ||
@@ -142,6 +152,28 @@ private:
         operand.set(as(as(operand.get(), low, op), f32, op));
     if (failed(reinferResults(op)))
       return failure();
+    roundResults(op, /*forLowUsersOnly=*/false);
+    return success();
+  }
+
+  /// A CastLow op under `products=f32`: low operands (activations) are
+  /// widened, f32 ones (parameters) are read as they are, it computes in
+  /// f32, and its results are stored rounded where a user computes low.
+  LogicalResult storeLow(Operation *op) {
+    for (OpOperand &operand : op->getOpOperands())
+      if (elementTypeOf(operand.get()) == low)
+        operand.set(as(operand.get(), f32, op));
+    if (failed(reinferResults(op)))
+      return failure();
+    roundResults(op, /*forLowUsersOnly=*/true);
+    return success();
+  }
+
+  /// The f32 results of `op` as its users read them: rounded to the low
+  /// precision, once. With `forLowUsersOnly`, a result all of whose users
+  /// compute in f32 (a weight gradient's optimizer update, a loss) stays
+  /// f32: rounding it would only lose bits.
+  void roundResults(Operation *op, bool forLowUsersOnly) {
     OpBuilder b(op->getContext());
     b.setInsertionPointAfter(op);
     for (Value result : op->getResults()) {
@@ -152,10 +184,17 @@ private:
             return cast && elementTypeOf(cast.getResult()) == low;
           }))
         continue;
+      if (forLowUsersOnly &&
+          llvm::none_of(result.getUsers(), [](Operation *user) {
+            std::optional<CastClass> userClass = getCastClass(user);
+            return userClass && (*userClass == CastClass::Low ||
+                                 *userClass == CastClass::Follow ||
+                                 *userClass == CastClass::Activations);
+          }))
+        continue;
       Value rounded = CastOp::create(b, op->getLoc(), result, low);
       result.replaceAllUsesExcept(rounded, rounded.getDefiningOp());
     }
-    return success();
   }
 
   /// Recomputes the result types from the new operands.
@@ -198,7 +237,7 @@ private:
 
   FloatType low;
   FloatType f32;
-  bool nativeProducts;
+  Products products;
   DenseMap<std::pair<Value, Type>, Value> casts;
 };
 
@@ -218,9 +257,21 @@ struct AmpPass : trainc::graph::impl::AmpPassBase<AmpPass> {
           << precision << "'";
       return signalPassFailure();
     }
+    std::optional<Products> where =
+        llvm::StringSwitch<std::optional<Products>>(products)
+            .Case("low", Products::Low)
+            .Case("rounded", Products::Rounded)
+            .Case("f32", Products::F32)
+            .Default(std::nullopt);
+    if (!where) {
+      getOperation().emitError("--trainc-amp: products must be low, rounded "
+                               "or f32, not '")
+          << products << "'";
+      return signalPassFailure();
+    }
     for (auto function : getOperation().getOps<func::FuncOp>())
       if (!function.isExternal() &&
-          failed(Precisions(low, nativeProducts).run(function)))
+          failed(Precisions(low, *where).run(function)))
         return signalPassFailure();
   }
 };

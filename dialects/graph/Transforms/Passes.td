@@ -171,15 +171,28 @@ def AmpPass : Pass<"trainc-amp", "mlir::ModuleOp"> {
     again after autodiff, so that ops only the reverse sweep builds get
     their own class (a bias gradient's sum accumulates in f32); ops of
     other dialects (calls) keep their types.
+
+    `products` says where `CastLow` ops compute. `low`: in `precision`.
+    `rounded` (f16 on CPU, where no library multiplies in f16): their
+    operands are rounded to `precision` and widened again, they compute in
+    f32, and their users read the result rounded, as if the product had
+    been low. `f32` (bf16 on CPUs without native bf16 products, such as
+    AVX2-only ones): activations are still stored in `precision`, halving
+    the arena, but a product widens them and multiplies in f32 with the
+    f32 parameters (no weight copies); its result is rounded for storage
+    unless every user computes in f32 anyway (a weight gradient goes to
+    the optimizer as it is).
   }];
   let dependentDialects = ["::trainc::graph::GraphDialect"];
   let options = [
     Option<"precision", "precision", "std::string", "\"bf16\"",
            "the low precision: bf16 | fp16">,
-    Option<"nativeProducts", "native-products", "bool", "true",
-           "the target multiplies in the low precision; when false, CastLow "
-           "ops read operands rounded to it, compute in f32 and their users "
-           "read results rounded to it (f16 on CPU)">
+    Option<"products", "products", "std::string", "\"low\"",
+           "where CastLow ops compute: low (in the low precision: the "
+           "target multiplies in it) | rounded (in f32 on operands rounded "
+           "to it, results rounded: f16 on CPU) | f32 (in f32 on f32 "
+           "parameters and widened activations, results stored low: bf16 "
+           "storage on CPUs without bf16 products)">
   ];
 }
 
@@ -248,7 +261,14 @@ def RematElementwisePass
     recomputed took 0.29 against 0.20 ms per launch).
     `--trainc-fuse-elementwise` then fuses the copies into the backward
     kernel and the originals into the forward one, which no longer writes
-    them. Runs after CSE, which would merge the copies back.
+    them.
+
+    An exact widening (`--amp`'s f32 copy of a bf16 activation that an f32
+    product reads, `--amp bf16-storage`) is also recomputed for a far
+    reader that fuses with nothing (the product's weight gradient), as a
+    kernel of its own: storing the copy would keep twice the activation's
+    bytes alive between the passes. Runs after CSE, which would merge the
+    copies back.
   }];
   let dependentDialects = ["::trainc::graph::GraphDialect"];
 }

@@ -42,6 +42,17 @@ bool isCheap(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, NegOp>(op);
 }
 
+/// An exact widening of a low float (--amp's f32 copy of a bf16
+/// activation for an f32 product): the only cheap op recomputed for a
+/// reader it does not fuse with, as a kernel of its own, since storing the
+/// copy instead doubles the bytes the activation keeps alive.
+bool isWidening(Operation *op) {
+  auto cast = dyn_cast_or_null<CastOp>(op);
+  return cast && isCheap(cast) &&
+         widensExactly(getElementTypeOrSelf(cast.getInput().getType()),
+                       getElementTypeOrSelf(cast.getResult().getType()));
+}
+
 /// Ops that fuse with their neighbours into one generated loop nest.
 bool fusesWithNeighbours(Operation *op) {
   return isCheap(op) || matchPattern(op, m_Constant()) ||
@@ -65,8 +76,7 @@ struct RematElementwisePass
       for (int round = 0; round < kMaxChain; ++round) {
         bool changed = false;
         for (Operation &op : llvm::make_early_inc_range(function.getOps()))
-          if (isCheap(&op))
-            changed |= rematerializeOperands(&op);
+          changed |= rematerializeOperands(&op);
         if (!changed)
           break;
       }
@@ -133,14 +143,15 @@ struct RematElementwisePass
     return false;
   }
 
-  /// Gives `reader` its own copies of the cheap values it reads from far;
-  /// whether it did.
+  /// Gives `reader` its own copies of the cheap values it reads from far
+  /// (any reader: of widenings; a cheap one: of any cheap value); whether
+  /// it did.
   bool rematerializeOperands(Operation *reader) {
     bool changed = false;
     for (Value operand : llvm::to_vector(reader->getOperands())) {
       Operation *def = operand.getDefiningOp();
-      if (!isCheap(def) || def->getBlock() != reader->getBlock() ||
-          !far(def, reader))
+      if (!isCheap(def) || (!isCheap(reader) && !isWidening(def)) ||
+          def->getBlock() != reader->getBlock() || !far(def, reader))
         continue;
       int budget = kMaxChain - 1;
       if (!llvm::all_of(def->getOperands(), [&](Value v) {

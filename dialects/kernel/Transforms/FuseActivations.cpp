@@ -21,6 +21,18 @@ bool takesPostOps(LaunchOp launch) {
          !launch.getOptions().get("post_relu");
 }
 
+/// A cast of f32 to bf16 or f16: rounding commutes with ReLU exactly,
+/// relu(round(y)) == round(relu(y)).
+bool isNarrowingCast(LaunchOp launch) {
+  if (launch.getKernel() != "graph.cast" || launch.getInputs().size() != 1 ||
+      launch.getOutputs().size() != 1)
+    return false;
+  Type from =
+      cast<MemRefType>(launch.getInputs()[0].getType()).getElementType();
+  Type to = cast<MemRefType>(launch.getOutputs()[0].getType()).getElementType();
+  return from.isF32() && (to.isBF16() || to.isF16());
+}
+
 /// The launch that writes `intermediate` (an alloc) when `reader` is its
 /// only other user and nothing between them writes the writer's inputs,
 /// so that the writer may move to the reader's place; null otherwise.
@@ -99,14 +111,32 @@ struct FuseActivationsPass
     intermediate.getDefiningOp()->erase();
   }
 
+  void setPostRelu(LaunchOp product) {
+    NamedAttrList options(product.getOptions());
+    options.set("post_relu", BoolAttr::get(&getContext(), true));
+    product.setOptionsAttr(options.getDictionary(&getContext()));
+  }
+
   void fuseRelu(LaunchOp relu) {
     Value preActivation = relu.getInputs()[0];
     LaunchOp producer = soleWriter(preActivation, relu);
-    if (!producer || !takesPostOps(producer))
+    if (!producer)
       return;
-    NamedAttrList options(producer.getOptions());
-    options.set("post_relu", BoolAttr::get(&getContext(), true));
-    producer.setOptionsAttr(options.getDictionary(&getContext()));
+    if (takesPostOps(producer)) {
+      setPostRelu(producer);
+      replace(producer, relu, preActivation);
+      return;
+    }
+    // An f32 product rounded to bf16 before its ReLU (--amp bf16 where
+    // products compute in f32): the product applies the ReLU, and the
+    // rounding, moved to the ReLU's place, writes the ReLU's output.
+    if (!isNarrowingCast(producer))
+      return;
+    Value product = producer.getInputs()[0];
+    LaunchOp writer = soleWriter(product, producer);
+    if (!writer || !takesPostOps(writer))
+      return;
+    setPostRelu(writer);
     replace(producer, relu, preActivation);
   }
 

@@ -69,6 +69,12 @@ def FuseActivationsPass : Pass<"trainc-fuse-activations", "mlir::ModuleOp"> {
     ReLU's own gradient reads its output, not its input, so this applies
     to training graphs.
 
+    Where such a product is rounded to bf16 or f16 before the ReLU (a
+    `graph.cast` launch read only by the ReLU: `--amp bf16` on a target
+    whose products compute in f32), the ReLU becomes the product's post-op
+    and the rounding moves to the ReLU's place, writing its output:
+    relu(round(y)) == round(relu(y)), so the stored value is the same.
+
     First, a `graph.add` of a vector along the last dim (`[N]` or
     `[1, ..., N]`) to the result of a `dnnl` matmul that nothing else
     reads becomes the matmul's third input, oneDNN's bias (the

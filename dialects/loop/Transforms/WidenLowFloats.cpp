@@ -6,21 +6,27 @@
 // runs in f32, and a result is rounded once where it is stored
 // (`arith.truncf` before `loop.yield`):
 //
-//   ^bb0(%a: bf16, %b: bf16, %o: bf16):        ^bb0(%a: bf16, %b: bf16, %o:
-//   bf16):
-//     %s = arith.addf %a, %b : bf16      ->      %a32 = arith.extf %a : bf16 to
-//     f32 %r = arith.maximumf %s, %c0 : bf16         %b32 = arith.extf %b :
-//     bf16 to f32 loop.yield %r : bf16                       %s = arith.addf
-//     %a32, %b32 : f32
-//                                                %r = arith.maximumf %s, %c0 :
-//                                                f32 %r16 = arith.truncf %r :
-//                                                f32 to bf16 loop.yield %r16 :
-//                                                bf16
+//   ^bb0(%a: bf16, %b: bf16, %o: bf16):
+//     %s = arith.addf %a, %b : bf16
+//     %r = arith.maximumf %s, %c0 : bf16
+//     loop.yield %r : bf16
+//
+// becomes
+//
+//   ^bb0(%a: bf16, %b: bf16, %o: bf16):
+//     %a32 = arith.extf %a : bf16 to f32
+//     %b32 = arith.extf %b : bf16 to f32
+//     %s = arith.addf %a32, %b32 : f32
+//     %r = arith.maximumf %s, %c0 : f32
+//     %r16 = arith.truncf %r : f32 to bf16
+//     loop.yield %r16 : bf16
 //
 // A fused chain of elementwise ops therefore rounds once, not after each
 // op. A rounding the body states itself (a graph.cast to bf16 inside a
 // fused nest: `arith.truncf` to a low type) stays, and its result is
-// widened again for the ops that read it. x86 has no bf16 arithmetic
+// widened again for the ops that read it, and so are low-float bits a body
+// reinterprets (`arith.bitcast` from an integer); a bitcast of a low float
+// to an integer reads the low value. x86 has no bf16 arithmetic
 // (LLVM would promote every op to f32 anyway, rounding after each) and
 // the polynomial approximations of --trainc-approximate-math are f32.
 //
@@ -47,6 +53,13 @@ void widen(Block &body) {
   MLIRContext *context = body.getParent()->getContext();
   Type f32 = Float32Type::get(context);
   OpBuilder b(context);
+  // Bitcasts of low floats to integers (a max pooling packs two bf16 taps
+  // into an i32) and the type they read, which they must read again.
+  DenseMap<Operation *, Type> lowBits;
+  body.walk([&](arith::BitcastOp bitcast) {
+    if (isLowFloat(bitcast.getIn().getType()))
+      lowBits[bitcast] = bitcast.getIn().getType();
+  });
   // Elements enter: one extf per low-float argument.
   b.setInsertionPointToStart(&body);
   for (BlockArgument argument : body.getArguments()) {
@@ -64,14 +77,26 @@ void widen(Block &body) {
       }
       continue;
     }
-    // A rounding the body states: kept, then widened for its readers.
-    if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
-      if (!isLowFloat(trunc.getType()) || trunc->use_empty())
+    // Low-float bits reinterpreted as an integer: the low value, rounded
+    // again (exactly: it was low) from its widening.
+    if (auto it = lowBits.find(&op); it != lowBits.end()) {
+      Value in = op.getOperand(0);
+      if (in.getType() != it->second) {
+        b.setInsertionPoint(&op);
+        op.setOperand(0,
+                      arith::TruncFOp::create(b, op.getLoc(), it->second, in));
+      }
+      continue;
+    }
+    // A rounding the body states, or low-float bits it reinterprets (a
+    // bitcast from an integer): kept, then widened for its readers.
+    if (isa<arith::TruncFOp, arith::BitcastOp>(op)) {
+      Value low = op.getResult(0);
+      if (!isLowFloat(low.getType()) || low.use_empty())
         continue;
-      b.setInsertionPointAfter(trunc);
-      Value wide =
-          arith::ExtFOp::create(b, trunc.getLoc(), f32, trunc.getResult());
-      trunc.getResult().replaceAllUsesExcept(wide, wide.getDefiningOp());
+      b.setInsertionPointAfter(&op);
+      Value wide = arith::ExtFOp::create(b, op.getLoc(), f32, low);
+      low.replaceAllUsesExcept(wide, wide.getDefiningOp());
       continue;
     }
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {

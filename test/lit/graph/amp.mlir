@@ -3,9 +3,12 @@
 // results keep their types.
 // RUN: trainc-opt %s -split-input-file --trainc-amp | FileCheck %s --check-prefix=BF16
 // RUN: trainc-opt %s -split-input-file --trainc-amp=precision=fp16 | FileCheck %s --check-prefix=FP16
-// RUN: trainc-opt %s -split-input-file --trainc-amp="precision=fp16 native-products=false" | FileCheck %s --check-prefix=EMUL
+// RUN: trainc-opt %s -split-input-file --trainc-amp="precision=fp16 products=rounded" | FileCheck %s --check-prefix=EMUL
+// RUN: trainc-opt %s -split-input-file --trainc-amp=products=f32 | FileCheck %s --check-prefix=STORE
 // RUN: not trainc-opt %s -split-input-file --trainc-amp=precision=fp8 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: --trainc-amp: precision must be bf16 or fp16, not 'fp8'
+// RUN: not trainc-opt %s -split-input-file --trainc-amp=products=tf32 2>&1 | FileCheck %s --check-prefix=BADPRODUCTS
+// BADPRODUCTS: --trainc-amp: products must be low, rounded or f32, not 'tf32'
 
 // Master weights, through the training pipeline's order (amp, autodiff,
 // amp): the step casts the f32 parameter down once for the forward
@@ -22,6 +25,17 @@
 // DROPOUT-NEXT: graph.mul %{{.*}}, %[[M16]] : (tensor<2x4xbf16>, tensor<2x4xbf16>)
 // DROPOUT-NOT: graph.random_mask
 // DROPOUT: graph.gemm %{{.*}}, %[[M16]]
+// bf16 storage around f32 products (products=f32): the weight is never
+// cast, the product's result is stored rounded for its ReLU, and the
+// weight gradient, which only the optimizer reads, stays f32.
+// RUN: trainc-opt %S/Inputs/amp-forward.mlir --trainc-amp=products=f32 --trainc-autodiff=loss=mse --trainc-amp=products=f32 --canonicalize --cse | FileCheck %s --check-prefix=STOREMASTER
+// STOREMASTER-LABEL: func.func @gradients
+// STOREMASTER-NOT: graph.cast %arg1
+// STOREMASTER: %[[H:.*]] = graph.matmul %arg0, %arg1 : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+// STOREMASTER-NEXT: graph.cast %[[H]] {to = bf16}
+// STOREMASTER-NOT: graph.cast %arg1
+// STOREMASTER: %[[WG:.*]] = graph.gemm %arg0, %{{.*}} {trans_a = true} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+// STOREMASTER-NEXT: return %{{.*}}, %[[WG]], %{{.*}} : tensor<f32>, tensor<3x4xf32>, tensor<4xf32>
 // MASTER-LABEL: func.func @gradients
 // MASTER-COUNT-1: graph.cast %arg1 {to = bf16} : (tensor<3x4xf32>) -> tensor<3x4xbf16>
 // MASTER-NOT: graph.cast %arg1
@@ -69,6 +83,24 @@
 // EMUL-NEXT: %[[Y:.*]] = graph.conv %[[X]], %[[W]], %[[B]] {{.*}} -> tensor<2x4x6x6xf32>
 // EMUL-NEXT: %[[Y16:.*]] = graph.cast %[[Y]] {to = f16}
 // EMUL-NEXT: graph.relu %[[Y16]] : tensor<2x4x6x6xf16>
+// bf16 storage (products=f32, AVX2 CPUs): products read the f32 input and
+// weights as they are and their results are stored rounded to bf16 for
+// the ops that follow; the gemm widens its bf16 operand, and its result,
+// which only the return reads, stays f32.
+// STORE-LABEL: func.func @cnn
+// STORE-NEXT: %[[Y:.*]] = graph.conv %arg0, %arg1, %arg2 {{.*}} -> tensor<2x4x6x6xf32>
+// STORE-NEXT: %[[Y16:.*]] = graph.cast %[[Y]] {to = bf16}
+// STORE-NEXT: %[[R:.*]] = graph.relu %[[Y16]] : tensor<2x4x6x6xbf16>
+// STORE-NEXT: %[[N:.*]], %{{.*}}, %{{.*}} = graph.batch_norm_training %[[R]], %arg3, %arg4, %arg5, %arg6 {{.*}} -> (tensor<2x4x6x6xbf16>, tensor<4xf32>, tensor<4xf32>)
+// STORE-NEXT: graph.max_pool %[[N]] {{.*}} -> tensor<2x4x3x3xbf16>
+// STORE-NEXT: graph.reshape {{.*}} -> tensor<2x36xbf16>
+// STORE-NEXT: %[[Y2:.*]] = graph.conv %arg0, %arg1 {{.*}} -> tensor<2x4x6x6xf32>
+// STORE-NEXT: graph.cast %[[Y2]] {to = bf16}
+// STORE-NEXT: graph.reshape {{.*}} -> tensor<2x144xbf16>
+// STORE-NEXT: %[[CAT:.*]] = graph.concat {{.*}} -> tensor<2x180xbf16>
+// STORE-NEXT: %[[C32:.*]] = graph.cast %[[CAT]] {to = f32}
+// STORE-NEXT: %[[O:.*]] = graph.gemm %[[C32]], %arg7 {{.*}} -> tensor<2x10xf32>
+// STORE-NEXT: return %[[O]], %{{.*}} : tensor<2x10xf32>, tensor<4xf32>
 // FP16-LABEL: func.func @cnn
 // FP16: graph.conv {{.*}} -> tensor<2x4x6x6xf16>
 // FP16: graph.batch_norm_training {{.*}} : (tensor<2x4x6x6xf16>, tensor<4xf32>,

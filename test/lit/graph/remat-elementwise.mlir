@@ -82,3 +82,23 @@ func.func @cast_copy(%x: tensor<4x8xbf16>, %w: tensor<8x8xbf16>) -> (tensor<4x8x
   %g = graph.mul %hq32, %ss : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %e, %g : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// --amp bf16-storage: a product reads the f32 widening of a stored bf16
+// activation in the forward pass and again in the backward one (its weight
+// gradient). The widening is recomputed right before the far product,
+// where the bf16 value is read anyway, so no f32 copy is stored between.
+// CHECK-LABEL: func.func @widened_for_product
+// CHECK: %[[S:.*]] = graph.cast %arg0 {to = f32}
+// CHECK-NEXT: %[[P:.*]] = graph.matmul %[[S]], %arg1
+// CHECK: %[[S2:.*]] = graph.cast %arg0 {to = f32}
+// CHECK-NEXT: graph.matmul %{{.*}}, %[[S2]]
+func.func @widened_for_product(%h: tensor<4x8xbf16>, %w: tensor<8x8xf32>, %dy: tensor<8x4xf32>) -> (tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xbf16>) {
+  %s = graph.cast %h {to = f32} : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+  %p = graph.matmul %s, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %q = graph.matmul %p, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %dw = graph.matmul %dy, %s : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  %m = graph.mul %h, %h : (tensor<4x8xbf16>, tensor<4x8xbf16>) -> tensor<4x8xbf16>
+  return %q, %dw, %m : tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xbf16>
+}

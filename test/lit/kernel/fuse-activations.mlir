@@ -1,5 +1,6 @@
 // --trainc-fuse-activations: a ReLU read only from a oneDNN convolution or
-// product becomes its post-op; the pre-activation buffer goes.
+// product becomes its post-op; the pre-activation buffer goes. So does a
+// ReLU of such a product rounded to bf16, the rounding moved after it.
 // RUN: trainc-opt %s --trainc-fuse-activations | FileCheck %s
 
 // CHECK-LABEL: func.func @conv_relu
@@ -66,5 +67,23 @@ func.func @not_bias(%a: memref<2x5x3xf32>, %b: memref<3x4xf32>, %c: memref<4xf32
   kernel.launch "graph.matmul"(%a, %b) -> (%p) {backend = "dnnl", options = {}} : (memref<2x5x3xf32>, memref<3x4xf32>) -> memref<2x5x4xf32>
   kernel.launch "graph.add"(%p, %c) -> (%w) {backend = "generated", options = {}} : (memref<2x5x4xf32>, memref<4xf32>) -> memref<2x5x4xf32>
   kernel.launch "runtime.copy"(%p) -> (%s) {backend = "generated", options = {}} : (memref<2x5x4xf32>) -> memref<2x5x4xf32>
+  return
+}
+
+// An f32 convolution rounded to bf16 before its ReLU (--amp bf16 on an
+// AVX2 target): the convolution applies the ReLU and the rounding writes
+// the ReLU's output (relu(round(y)) == round(relu(y))).
+// CHECK-LABEL: func.func @conv_round_relu
+// CHECK-SAME: (%[[X:.*]]: memref<1x1x4x4xf32>, %[[W:.*]]: memref<2x1x3x3xf32>, %[[Y:.*]]: memref<1x2x4x4xbf16>)
+// CHECK: %[[C:.*]] = kernel.alloc : memref<1x2x4x4xf32>
+// CHECK-NEXT: kernel.launch "graph.conv"(%[[X]], %[[W]]) -> (%[[C]]) {backend = "dnnl", options = {pads = array<i64: 1, 1, 1, 1>, post_relu = true}}
+// CHECK-NEXT: kernel.launch "graph.cast"(%[[C]]) -> (%[[Y]])
+// CHECK-NOT: graph.relu
+func.func @conv_round_relu(%x: memref<1x1x4x4xf32>, %w: memref<2x1x3x3xf32>, %y: memref<1x2x4x4xbf16>) {
+  %c = kernel.alloc : memref<1x2x4x4xf32>
+  kernel.launch "graph.conv"(%x, %w) -> (%c) {backend = "dnnl", options = {pads = array<i64: 1, 1, 1, 1>}} : (memref<1x1x4x4xf32>, memref<2x1x3x3xf32>) -> memref<1x2x4x4xf32>
+  %r = kernel.alloc : memref<1x2x4x4xbf16>
+  kernel.launch "graph.cast"(%c) -> (%r) {backend = "generated", options = {to = bf16}} : (memref<1x2x4x4xf32>) -> memref<1x2x4x4xbf16>
+  kernel.launch "graph.relu"(%r) -> (%y) {backend = "generated", options = {}} : (memref<1x2x4x4xbf16>) -> memref<1x2x4x4xbf16>
   return
 }

@@ -63,3 +63,28 @@ func.func @f32_only(%x: memref<8xf32>, %y: memref<8xf32>) attributes {loop.kerne
   }
   return
 }
+
+// Bits reinterpreted (a max pooling's pairs of bf16 taps, an i32 each):
+// the bf16 a bitcast makes is widened for the maximum like any element,
+// and the bitcast back to bits reads the rounded bf16, not its widening.
+// CHECK-LABEL: func.func @pair_bits
+// CHECK: %[[LO:.*]] = arith.bitcast %{{.*}} : i16 to bf16
+// CHECK-NEXT: %[[LO32:.*]] = arith.extf %[[LO]] : bf16 to f32
+// CHECK: %[[M:.*]] = arith.maximumf %[[LO32]], %{{.*}} : f32
+// CHECK-NEXT: %[[M16:.*]] = arith.truncf %[[M]] : f32 to bf16
+// CHECK: arith.bitcast %[[M16]] : bf16 to i16
+func.func @pair_bits(%a: memref<64xi32>, %y: memref<64xi16>) attributes {loop.kernel} {
+  loop.nest ins(%a : memref<64xi32>) outs(%y : memref<64xi16>) domain = [64] schedule = #loop.schedule<parallel = -1, tile = [16], vectorize = true> attributes {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterators = ["parallel"]} {
+  ^bb0(%pair: i32, %out: i16):
+    %c16 = arith.constant 16 : i32
+    %high = arith.shrui %pair, %c16 : i32
+    %lo_bits = arith.trunci %pair : i32 to i16
+    %hi_bits = arith.trunci %high : i32 to i16
+    %lo = arith.bitcast %lo_bits : i16 to bf16
+    %hi = arith.bitcast %hi_bits : i16 to bf16
+    %m = arith.maximumf %lo, %hi : bf16
+    %bits = arith.bitcast %m : bf16 to i16
+    loop.yield %bits : i16
+  }
+  return
+}
