@@ -7,7 +7,7 @@
 #                    [NAME <name>] [OUTPUT_DIRECTORY <dir>] [BATCH <n>]
 #                    [LOSS <loss>] [OPTIMIZER <optimizer>] [LR <rate>]
 #                    [TARGET cpu] [CPU <llvm-cpu>] [AMP off|bf16|fp16|bf16-storage]
-#                    [OPTIONS <flag>...])
+#                    [MEMORY_BUDGET <bytes>|<n>%] [OPTIONS <flag>...])
 include_guard(GLOBAL)
 
 # The values `trainc compile` accepts for FLAG, read from its --help
@@ -55,14 +55,14 @@ endfunction()
 function(trainc_add_model target)
   set(where "trainc_add_model(${target})")
   cmake_parse_arguments(PARSE_ARGV 1 ARG ""
-    "MODEL;NAME;OUTPUT_DIRECTORY;BATCH;LOSS;OPTIMIZER;LR;TARGET;CPU;AMP"
+    "MODEL;NAME;OUTPUT_DIRECTORY;BATCH;LOSS;OPTIMIZER;LR;TARGET;CPU;AMP;MEMORY_BUDGET"
     "OPTIONS")
   if(ARG_UNPARSED_ARGUMENTS)
     list(JOIN ARG_UNPARSED_ARGUMENTS " " unknown)
     message(FATAL_ERROR "${where}: unknown argument(s) '${unknown}' "
                         "(expected MODEL, NAME, "
                         "OUTPUT_DIRECTORY, BATCH, LOSS, OPTIMIZER, LR, TARGET, "
-                        "CPU, AMP, OPTIONS)")
+                        "CPU, AMP, MEMORY_BUDGET, OPTIONS)")
   endif()
   # An empty OPTIONS list is fine (OPTIONS ${EXTRA_FLAGS}).
   list(REMOVE_ITEM ARG_KEYWORDS_MISSING_VALUES OPTIONS)
@@ -109,12 +109,13 @@ function(trainc_add_model target)
 
   # BATCH, LOSS, ... become trainc compile's --batch, --loss, ...
   set(flags)
-  foreach(argument BATCH LOSS OPTIMIZER LR CPU AMP)
+  foreach(argument BATCH LOSS OPTIMIZER LR CPU AMP MEMORY_BUDGET)
     if(NOT DEFINED ARG_${argument})
       continue()
     endif()
     set(value "${ARG_${argument}}")
     string(TOLOWER "--${argument}" flag)
+    string(REPLACE "_" "-" flag "${flag}")
     if(argument STREQUAL "BATCH")
       _trainc_check_positive("${where}" BATCH "${value}" integer "^[0-9]+$")
     elseif(argument STREQUAL "LR")
@@ -122,6 +123,10 @@ function(trainc_add_model target)
         "^([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][-+]?[0-9]+)?$")
     elseif(argument MATCHES "^(LOSS|OPTIMIZER|AMP)$")
       _trainc_check_choice("${where}" ${argument} "${value}" ${flag})
+    elseif(argument STREQUAL "MEMORY_BUDGET" AND
+           NOT value MATCHES "^([1-9][0-9]*|[0-9]+(\\.[0-9]+)?%)$")
+      message(FATAL_ERROR "${where}: MEMORY_BUDGET must be bytes or N%, got "
+                          "'${value}'")
     endif()
     list(APPEND flags ${flag} ${value})
   endforeach()

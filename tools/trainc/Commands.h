@@ -60,6 +60,8 @@ struct CompileCommandOptions {
   TrainingPipelineOptions training;
   /// --amp: off, bf16, fp16 or bf16-storage (--trainc-amp).
   std::string amp = "off";
+  /// --memory-budget: BYTES or N% of the unconstrained arena (""; none).
+  std::string memoryBudget;
 };
 
 struct TrainCommandOptions {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/trainc/Commands.h"
+#include "tools/trainc/MemoryBudget.h"
 
 #include "dialects/kernel/KernelCost.h"
 #include "dialects/kernel/KernelOps.h"
@@ -121,6 +122,12 @@ void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
                      "The file --tune keeps its times in (default: "
                      "$XDG_CACHE_HOME/trainc/dispatch-times.json or "
                      "~/.cache/trainc/dispatch-times.json)");
+  command.add_option("--memory-budget", options.memoryBudget,
+                     "BYTES or N%: recompute values of the forward pass in "
+                     "the backward one (--trainc-remat) until the planned "
+                     "arena of a training step is at most BYTES, or N% of "
+                     "the arena without recomputation; an error, before "
+                     "anything is written, if it cannot be met");
   command.add_option("--runtime-library", options.runtimeLibrary,
                      "The runtime archive to link (default: "
                      "libtrainc_rt.a in the library directory of trainc's "
@@ -177,6 +184,7 @@ static std::string modelHash(const CompileCommandOptions &options) {
        << "|nesterov=" << options.training.nesterov
        << "|weight_decay=" << options.training.weightDecay
        << "|clip=" << options.training.clipGradNorm << "|amp=" << options.amp
+       << "|memory_budget=" << options.memoryBudget
        << "|loss_scale=" << options.training.initialLossScale << ","
        << options.training.lossScaleGrowthInterval;
   uint64_t hash = 1469598103934665603ull;
@@ -351,6 +359,20 @@ int runCompileCommand(const CompileCommandOptions &options) {
                   llvm::toString(vectorLanes.takeError()));
     return 1;
   }
+  std::optional<MemoryBudget> budget;
+  if (!options.memoryBudget.empty()) {
+    std::string error;
+    budget = parseMemoryBudget(options.memoryBudget, error);
+    if (!budget) {
+      spdlog::error("{}", error);
+      return 1;
+    }
+    if (options.tune || options.emit == "train-graph") {
+      spdlog::error("--memory-budget plans the kernels' arena: it works "
+                    "with --emit so or kernel, without --tune");
+      return 1;
+    }
+  }
   if (options.tune && options.cpu != "native") {
     spdlog::error("--tune times kernels on this machine: it needs "
                   "--cpu=native, got '{}'",
@@ -425,12 +447,26 @@ int runCompileCommand(const CompileCommandOptions &options) {
   buildTrainingPipeline(pm, training, ampPass);
   if (tune)
     buildDispatchPipeline(pm, options.dispatch, *vectorLanes);
-  else if (options.emit != "train-graph")
+  else if (options.emit != "train-graph" && !budget)
     buildKernelPipeline(pm, options.dispatch, *vectorLanes);
   if (mlir::failed(pm.run(module)) || failed) {
     if (!failed)
       spdlog::error("{}: the training pipeline failed", options.model.model);
     return 1;
+  }
+  BudgetReport budgetReport;
+  if (budget) {
+    std::string error;
+    auto lower = [&](mlir::OpPassManager &kernels) {
+      buildKernelPipeline(kernels, options.dispatch, *vectorLanes);
+    };
+    if (mlir::failed(
+            lowerWithinBudget(module, *budget, lower, budgetReport, error)) ||
+        failed) {
+      if (!failed)
+        spdlog::error("{}: {}", options.model.model, error);
+      return 1;
+    }
   }
   if (tune) {
     TuneOptions tuning;
@@ -461,8 +497,24 @@ int runCompileCommand(const CompileCommandOptions &options) {
       return 1;
     }
   }
-  if (options.stats)
+  if (options.stats) {
     printStats(module, *imported, precisionStats);
+    if (budget && budgetReport.attempts == 0)
+      llvm::outs() << llvm::formatv(
+          "  --memory-budget {0}: {1} bytes; @train_step's arena fits "
+          "without recomputation ({2} bytes)\n",
+          options.memoryBudget, budgetReport.budget, budgetReport.arena);
+    else if (budget)
+      llvm::outs() << llvm::formatv(
+          "  --memory-budget {0}: {1} bytes; @train_step arena {2} bytes "
+          "without recomputation, {3} bytes planned ({4} lowerings); "
+          "@gradients' live-bytes peak {5} -> {6}; {7} ops recomputed, "
+          "{8:F1} MFLOP per step\n",
+          options.memoryBudget, budgetReport.budget, budgetReport.unconstrained,
+          budgetReport.arena, budgetReport.attempts + 1,
+          budgetReport.graphPeakBefore, budgetReport.graphPeakAfter,
+          budgetReport.recomputedOps, budgetReport.recomputedFlops / 1e6);
+  }
   if (options.emit != "so")
     return writeIR(module, output, options.printLocations);
 

@@ -273,4 +273,41 @@ def RematElementwisePass
   let dependentDialects = ["::trainc::graph::GraphDialect"];
 }
 
+def RematPass : Pass<"trainc-remat", "mlir::ModuleOp"> {
+  let summary = "Recomputes saved values in the backward pass to lower the peak";
+  let description = [{
+    Lowers the peak of live bytes of one function (`@gradients`, where the
+    forward and backward passes meet) to `target` by recomputing values
+    the backward pass reads from the forward one, greedily: each step
+    finds the op where the live bytes peak, and among the values live
+    across it recomputes the one that frees the most bytes per recomputed
+    flop (`CostOpInterface`), right before its first reader after the
+    peak. A value is recomputed from operands that are there anyway
+    (arguments, constants, values read at or after that point) or are
+    recomputed with it, so a chain (a convolution, its batch norm and its
+    ReLU) comes back from the block's input; every later reader of a
+    chain value reads the recomputed one. The clones compute what the
+    originals did, so the results are the same bit for bit.
+
+    Liveness is the graph's: a value lives from its op to its last reader,
+    a reshape views its input, a returned gradient dies where it is made
+    (its update runs right after it), arguments and constants take no
+    arena space. Kernel fusion makes the planned arena differ;
+    `trainc compile --memory-budget` checks the planned arena and lowers
+    the target where it is over. The function gets a `graph.remat`
+    attribute: the target, the peak before and after, and the recomputed
+    ops and flops.
+  }];
+  let dependentDialects = ["::trainc::graph::GraphDialect"];
+  let options = [
+    Option<"target", "target", "int64_t", "0",
+           "the peak of live bytes to reach (0: as low as recomputation "
+           "gets it)">,
+    Option<"functionName", "function", "std::string", "\"gradients\"",
+           "the function to rematerialize">,
+    Option<"maxSteps", "max-steps", "int64_t", "100000",
+           "at most this many recomputations">
+  ];
+}
+
 #endif // TRAINC_GRAPH_PASSES_TD

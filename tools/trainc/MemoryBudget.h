@@ -1,0 +1,52 @@
+//===- MemoryBudget.h - --memory-budget: remat to a planned arena -*- C++
+//-*-===//
+#ifndef TRAINC_TOOLS_TRAINC_MEMORYBUDGET_H
+#define TRAINC_TOOLS_TRAINC_MEMORYBUDGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace trainc {
+
+/// `--memory-budget BYTES|N%`: bytes, or a share of the arena the model
+/// plans without recomputation.
+struct MemoryBudget {
+  int64_t bytes = 0;
+  double percent = 0;
+};
+
+/// Parses "123456", "64MiB"-less plain bytes, or "N%" (0 < N <= 100);
+/// nullopt and `error` otherwise.
+std::optional<MemoryBudget> parseMemoryBudget(const std::string &text,
+                                              std::string &error);
+
+/// What meeting the budget took (`--stats`).
+struct BudgetReport {
+  int64_t budget = 0;        // bytes
+  int64_t unconstrained = 0; // @train_step's arena without recomputation
+  int64_t arena = 0;         // the arena planned within the budget
+  int64_t graphPeakBefore = 0, graphPeakAfter = 0;
+  int64_t recomputedOps = 0;
+  double recomputedFlops = 0;
+  int attempts = 0;
+};
+
+/// Lowers `module` (after the training pipeline) with `lower` (the kernel
+/// pipeline) so that @train_step's planned arena is at most the budget:
+/// without recomputation if it fits, else --trainc-remat on @gradients with
+/// a target lowered by what each planned arena is over. Fails with
+/// `error` naming the smallest arena recomputation reaches when even that
+/// does not fit; `module` is then unchanged.
+mlir::LogicalResult
+lowerWithinBudget(mlir::ModuleOp module, const MemoryBudget &budget,
+                  llvm::function_ref<void(mlir::OpPassManager &)> lower,
+                  BudgetReport &report, std::string &error);
+
+} // namespace trainc
+
+#endif
