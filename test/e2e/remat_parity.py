@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""--memory-budget changes no number: 3 training steps on the reference batch
+with and without recomputation give the same losses and a byte-identical
+exported model.
+
+The budget is the smallest arena --trainc-remat reaches (named by the error
+a one-byte budget gives), so that as much as possible is recomputed; the
+script first checks, with `trainc compile --stats`, that the budget made
+trainc recompute something (a model where it cannot is no test of it).
+The recomputed ops are the same ops on the same operands with the same
+kernels, so the results must agree bit for bit. Exits 1 on any
+difference.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+from reference_batch import OPTIMIZERS, run_steps, train_command
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--trainc", required=True)
+    p.add_argument("--model", required=True)
+    p.add_argument("--reference", required=True, help="MODEL.ref directory")
+    p.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd_momentum")
+    p.add_argument("--workdir", required=True)
+    args = p.parse_args()
+    ref = json.load(open(os.path.join(args.reference, "reference.json")))
+    os.makedirs(args.workdir, exist_ok=True)
+    batch = str(ref["inputs"][0]["shape"][0])
+    compile_command = [args.trainc, "compile", args.model, "--batch", batch,
+                       "--stats", "-o", os.path.join(args.workdir, "budget.so")]
+    compile_command += OPTIMIZERS[args.optimizer]
+    probe = subprocess.run(compile_command + ["--memory-budget", "1"],
+                           capture_output=True, text=True)
+    smallest = re.search(r"(\d+) bytes at least with it", probe.stderr)
+    if not smallest:
+        print(probe.stdout, probe.stderr)
+        print("FAILED: a one-byte budget named no smallest arena")
+        return 1
+    budget = smallest.group(1)
+    stats = subprocess.run(compile_command + ["--memory-budget", budget],
+                           capture_output=True, text=True)
+    line = [l for l in stats.stdout.splitlines() if "--memory-budget" in l]
+    recomputed = re.search(r"(\d+) ops recomputed", line[0]) if line else None
+    print(line[0].strip() if line else stats.stderr)
+    if not recomputed or int(recomputed.group(1)) == 0:
+        print("FAILED: the budget recomputed nothing")
+        return 1
+
+    results = {}
+    for name, extra in (("plain", []), ("remat", ["--memory-budget", budget])):
+        out = os.path.join(args.workdir, f"trained_{name}.onnx")
+        cmd = train_command(args.trainc, args.model, args.reference, ref, 3, out,
+                            extra + OPTIMIZERS[args.optimizer])
+        _, losses = run_steps(cmd)
+        if losses is None:
+            return 1
+        results[name] = (losses, open(out, "rb").read())
+    (plain_losses, plain_model), (remat_losses, remat_model) = results["plain"], results["remat"]
+    print(f"{ref['model']}, 3 steps of {args.optimizer}, --memory-budget {budget} bytes:")
+    print(f"  losses without {plain_losses}")
+    print(f"  losses with    {remat_losses}")
+    same = plain_losses == remat_losses and plain_model == remat_model
+    print("  exported model: " + ("byte-identical" if plain_model == remat_model
+                                  else "DIFFERS"))
+    print("same numbers" if same else "FAILED")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
