@@ -34,6 +34,7 @@ typedef struct api {
   void (*close)(trainc_session *);
   trainc_status (*train_step)(trainc_session *, const trainc_tensor *, int32_t,
                               const trainc_tensor *, float *);
+  trainc_status (*get_memory)(const trainc_session *, size_t *, size_t *);
 } api;
 
 typedef struct host_tensor {
@@ -183,6 +184,7 @@ int main(int argc, char **argv) {
   *(void **)&model.open = symbol(library, "trainc_session_open");
   *(void **)&model.close = symbol(library, "trainc_session_close");
   *(void **)&model.train_step = symbol(library, "trainc_train_step");
+  *(void **)&model.get_memory = symbol(library, "trainc_get_memory");
 
   long rss_before_open = status_kb("VmRSS");
   trainc_session_options options = {threads, 0, NULL};
@@ -191,6 +193,10 @@ int main(int argc, char **argv) {
     die("session open failed", model.last_error());
 
   long rss_before = status_kb("VmRSS");
+  /* What the session planned: its arena and the libraries' scratch. */
+  size_t arena_bytes = 0, scratch_bytes = 0;
+  if (model.get_memory(session, &arena_bytes, &scratch_bytes) != TRAINC_OK)
+    die("trainc_get_memory failed", model.last_error());
   int peak_reset = reset_peak();
   float loss, first_loss = 0;
   for (int step = 0; step < warmup; ++step) {
@@ -224,9 +230,10 @@ int main(int argc, char **argv) {
     printf("%s%.4f", i ? ", " : "", times[i]);
   printf("], \"first_loss\": %.9g, \"last_loss\": %.9g, "
          "\"rss_before_open_kb\": %ld, \"rss_before_kb\": %ld, "
-         "\"hwm_warmup_kb\": %ld, \"hwm_timed_kb\": %ld, \"peak_reset\": %s}\n",
+         "\"hwm_warmup_kb\": %ld, \"hwm_timed_kb\": %ld, \"peak_reset\": %s, "
+         "\"arena_bytes\": %zu, \"library_scratch_bytes\": %zu}\n",
          first_loss, loss, rss_before_open, rss_before, hwm_warmup, hwm_timed,
-         peak_reset ? "true" : "false");
+         peak_reset ? "true" : "false", arena_bytes, scratch_bytes);
   model.close(session);
   free(times);
   return 0;
