@@ -78,7 +78,7 @@ func.func @pool(%x: memref<1x1x3x3xf32>, %y: memref<1x1x2x2xf32>, %z: memref<1x1
 // CHECK: kernel.launch "graph.max_pool_backward"{{.*}}backend = "dnnl"
 // CHECK: kernel.launch "graph.max_pool_backward"{{.*}}backend = "dnnl"
 // CHECK: kernel.launch "graph.max_pool_backward"{{.*}}backend = "reference"
-// POOLGEN: backend 'generated' cannot run graph.max_pool_backward here: it handles f32 buffers only
+// POOLGEN: backend 'generated' cannot run graph.max_pool_backward here: it handles all-f32, all-bf16 or all-f16 buffers only
 func.func @pool_backward(%dy: memref<2x3x14x14xf32>, %x: memref<2x3x28x28xf32>, %dx: memref<2x3x28x28xf32>, %dy2: memref<1x2x3x4xf32>, %x2: memref<1x2x9x4xf32>, %dx2: memref<1x2x9x4xf32>, %dy3: memref<2x3x9x9xf32>, %x3: memref<2x3x27x27xf32>, %dx3: memref<2x3x27x27xf32>, %dy4: memref<2x3x13x13xf32>, %dy5: memref<2x3x9x9xf32>, %x5: memref<2x3x19x19xf32>, %dx5: memref<2x3x19x19xf32>, %dy64: memref<2x3x14x14xf64>, %x64: memref<2x3x28x28xf64>, %dx64: memref<2x3x28x28xf64>) {
   kernel.launch "graph.max_pool"(%x) -> (%dy) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<2x3x28x28xf32>) -> memref<2x3x14x14xf32>
   kernel.launch "graph.max_pool"(%x3) -> (%dy3) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 3, 3>}} : (memref<2x3x27x27xf32>) -> memref<2x3x9x9xf32>
@@ -225,37 +225,43 @@ func.func @losses(%x: memref<8x10xf32>, %y: memref<8xi64>, %y32: memref<8xi32>, 
 
 // -----
 
-// bf16 storage around f32 products (--amp bf16 on an AVX2 target): the
-// bf16 max pooling is oneDNN's only on AVX-512 (oneDNN 2.6 has no bf16
-// primitives below avx512_core, so an AVX2 CPU could not open the
-// session); on AVX2 the generated one runs it.
+// bf16 storage around f32 products (--amp bf16-storage): a bf16 max
+// pooling whose windows tile the input runs the generated kernel on any
+// target; one they do not tile (3x3, stride 2, padded) is oneDNN's only on
+// AVX-512 (oneDNN 2.6 has no bf16 primitives below avx512_core, so an
+// AVX2 CPU could not open the session), the generated window kernel's on
+// AVX2.
 // CHECK-LABEL: func.func @bf16_storage
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
 // CHECK: kernel.launch "graph.cast"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.max_pool"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.max_pool"{{.*}}backend = "dnnl"
 // AVX2-LABEL: func.func @bf16_storage
 // AVX2: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
 // AVX2: kernel.launch "graph.cast"{{.*}}backend = "generated"
 // AVX2: kernel.launch "graph.max_pool"{{.*}}backend = "generated"
-func.func @bf16_storage(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x6x6xf32>, %y16: memref<2x4x6x6xbf16>, %p: memref<2x4x3x3xbf16>) {
+// AVX2: kernel.launch "graph.max_pool"{{.*}}backend = "generated"
+func.func @bf16_storage(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x6x6xf32>, %y16: memref<2x4x6x6xbf16>, %p: memref<2x4x3x3xbf16>, %q: memref<2x4x3x3xbf16>) {
   kernel.launch "graph.conv"(%x, %w) -> (%y) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<4x3x3x3xf32>) -> memref<2x4x6x6xf32>
   kernel.launch "graph.cast"(%y) -> (%y16) {options = {to = bf16}} : (memref<2x4x6x6xf32>) -> memref<2x4x6x6xbf16>
   kernel.launch "graph.max_pool"(%y16) -> (%p) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}} : (memref<2x4x6x6xbf16>) -> memref<2x4x3x3xbf16>
+  kernel.launch "graph.max_pool"(%y16) -> (%q) {options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}} : (memref<2x4x6x6xbf16>) -> memref<2x4x3x3xbf16>
   return
 }
 
 // -----
 
 // NATIVE-BF16-ONLY (the AVX2 run ends here)
-// bf16 (--amp bf16): oneDNN runs all-bf16 convolutions, products and
-// pooling; generated kernels run elementwise ops and casts (computing in
-// f32); the reference kernels take no bf16, so forcing them leaves these
-// launches where they can run.
+// bf16 (--amp bf16): oneDNN runs all-bf16 convolutions and products;
+// generated kernels run elementwise ops, casts (computing in f32) and the
+// max pooling whose windows tile the input, as in f32; the reference
+// kernels take no bf16, so forcing them leaves these launches where they
+// can run.
 // CHECK-LABEL: func.func @bf16
 // CHECK: kernel.launch "graph.cast"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
 // CHECK: kernel.launch "graph.relu"{{.*}}backend = "generated"
-// CHECK: kernel.launch "graph.max_pool"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.max_pool"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.matmul"{{.*}}backend = "dnnl"
 // ALLREF-LABEL: func.func @bf16
 // ALLREF: kernel.launch "graph.cast"{{.*}}backend = "generated"
