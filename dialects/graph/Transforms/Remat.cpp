@@ -182,16 +182,20 @@ public:
           ends.lookup(value) > at &&
           !llvm::is_contained(ops[at]->getOperands(), value))
         values.push_back(value);
-    // Deterministic order (DenseMap's is not).
+    // Program order, results in order: deterministic (DenseMap's order
+    // is not).
     llvm::sort(values, [&](Value a, Value b) {
-      return position.lookup(a.getDefiningOp()) <
-             position.lookup(b.getDefiningOp());
+      auto key = [&](Value v) {
+        return std::make_pair(position.lookup(v.getDefiningOp()),
+                              cast<OpResult>(v).getResultNumber());
+      };
+      return key(a) < key(b);
     });
     return values;
   }
 
-  /// The first reader of `value` after op `at` (through views: the view's
-  /// first reader).
+  /// The first reader of `value` after op `at` (a value read after the
+  /// peak only through a view made before it has none: not recomputed).
   Operation *firstReaderAfter(Value value, int64_t at) const {
     Operation *first = nullptr;
     for (Operation *user : value.getUsers()) {
