@@ -32,6 +32,21 @@ def train_command(trainc, model, reference_dir, reference, steps, save, extra=()
     return cmd + list(extra)
 
 
+def smallest_budget(compile_command):
+    """The smallest @train_step arena --memory-budget reaches for
+    `compile_command` (a `trainc compile` without a budget), as the error of
+    a one-byte budget names it; None, after printing trainc's output, when
+    it names none."""
+    probe = subprocess.run(compile_command + ["--memory-budget", "1"],
+                           capture_output=True, text=True)
+    found = re.search(r"(\d+) bytes at least with it", probe.stderr)
+    if not found:
+        print(probe.stdout, probe.stderr)
+        print("FAILED: a one-byte budget named no smallest arena")
+        return None
+    return found.group(1)
+
+
 def run_steps(cmd):
     """Runs a `train_command`, echoing it and trainc's stderr; returns
     (completed process, the loss of each step), or (process, None) when

@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 
-from reference_batch import OPTIMIZERS, run_steps, train_command
+from reference_batch import OPTIMIZERS, run_steps, smallest_budget, train_command
 
 
 def main():
@@ -35,14 +35,9 @@ def main():
     compile_command = [args.trainc, "compile", args.model, "--batch", batch,
                        "--stats", "-o", os.path.join(args.workdir, "budget.so")]
     compile_command += OPTIMIZERS[args.optimizer]
-    probe = subprocess.run(compile_command + ["--memory-budget", "1"],
-                           capture_output=True, text=True)
-    smallest = re.search(r"(\d+) bytes at least with it", probe.stderr)
-    if not smallest:
-        print(probe.stdout, probe.stderr)
-        print("FAILED: a one-byte budget named no smallest arena")
+    budget = smallest_budget(compile_command)
+    if budget is None:
         return 1
-    budget = smallest.group(1)
     stats = subprocess.run(compile_command + ["--memory-budget", budget],
                            capture_output=True, text=True)
     line = [l for l in stats.stdout.splitlines() if "--memory-budget" in l]

@@ -29,6 +29,8 @@ import sys
 
 import numpy as np
 
+from reference_batch import smallest_budget
+
 SLACK = 48 << 20
 
 
@@ -55,23 +57,22 @@ def main():
     labels.tofile(labels_path)
     runner_args += ["--labels", f"i64:{'x'.join(map(str, labels.shape))}:{labels_path}"]
 
+    options = ["--batch", batch, "--optimizer", "sgd", "--lr", "0.01", "--momentum", "0.9",
+               "--stats"]
+
     def compile_model(name, extra):
         library = os.path.join(args.workdir, f"lib{name}.so")
-        run = subprocess.run([args.trainc, "compile", args.model, "--batch", batch,
-                              "--optimizer", "sgd", "--lr", "0.01", "--momentum", "0.9",
-                              "--stats", "-o", library] + extra,
-                             capture_output=True, text=True)
+        run = subprocess.run([args.trainc, "compile", args.model, "-o", library] + options
+                             + extra, capture_output=True, text=True)
         return run, library
 
-    probe, _ = compile_model("probe", ["--memory-budget", "1"])
-    smallest = re.search(r"(\d+) bytes at least with it", probe.stderr)
-    if not smallest:
-        print(probe.stderr)
-        print("FAILED: a one-byte budget named no smallest arena")
+    smallest = smallest_budget([args.trainc, "compile", args.model, "-o",
+                                os.path.join(args.workdir, "probe.so")] + options)
+    if smallest is None:
         return 1
     failures = 0
     measured = {}
-    for name, extra in (("plain", []), ("budget", ["--memory-budget", smallest.group(1)])):
+    for name, extra in (("plain", []), ("budget", ["--memory-budget", smallest])):
         run, library = compile_model(name, extra)
         if run.returncode:
             print(run.stderr)

@@ -216,10 +216,9 @@ private:
   DenseMap<Value, int64_t> sizes;
 };
 
-/// One way to take `value` out of the peak: the ops to recompute before
-/// `at` (in op order), the bytes that frees at the peak, their flops.
+/// One way to take a value out of the peak: the ops to recompute before
+/// `at`, the bytes that frees at the peak, their flops.
 struct Plan {
-  Value value;
   Operation *at = nullptr;
   llvm::SetVector<Operation *> chain;
   int64_t freed = 0;
@@ -256,7 +255,6 @@ std::optional<Plan> planFor(const Liveness &live,
                             const DenseSet<Operation *> &forward, Value value,
                             int64_t peak) {
   Plan plan;
-  plan.value = value;
   plan.at = live.firstReaderAfter(value, peak);
   if (!plan.at || !recomputable(value.getDefiningOp(), forward))
     return std::nullopt;
