@@ -3,17 +3,18 @@
 
   /usr/bin/python3 bench/remat.py [--models resnet18,transformer]
       [--budgets 100%,75%,50%,min] [--reps 3] [--build-dir build]
-      [--workdir DIR] [--batch-scale 1]
+      [--workdir DIR] [--batch-scale 1] [--solvers best]
 
 For each model (models/export.py's batch, times --batch-scale) and budget,
 `trainc compile --memory-budget B --stats` (SGD + momentum, softmax
-cross-entropy); "min" is the smallest arena recomputation reaches (read
-from the error a one-byte budget gives). A budget that cannot be met is
+cross-entropy), once per --remat-solver in --solvers; "min" is the
+smallest arena recomputation reaches (read from the error a one-byte
+budget gives). A budget that cannot be met is
 reported as such. Then --reps rounds, the libraries in an order rotated
 each round, each run one process of bench/trainc_runner.c on the model's
 fixed batch (its median ms/step and peak RSS). Prints a Markdown table:
-planned arena, its share of the unconstrained one, recomputed MFLOP per
-step, peak RSS (VmHWM, whole process), ms/step (median of the rounds'
+the solver whose plan was kept, planned arena, its share of the
+unconstrained one, recomputed MFLOP per step, compile seconds, peak RSS (VmHWM, whole process), ms/step (median of the rounds'
 medians, with the range) and the step time relative to no budget. Not a
 test: nothing here fails on speed."""
 import argparse
@@ -23,6 +24,7 @@ import re
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -59,13 +61,15 @@ def write_batch(workdir, name, scale):
     return spec.inputs[0][1][0] * scale, args
 
 
-def compile_model(trainc, onnx, batch, budget, library):
+def compile_model(trainc, onnx, batch, budget, solver, library):
     command = [trainc, "compile", onnx, "--batch", str(batch), "--optimizer", "sgd",
                "--lr", "0.01", "--momentum", "0.9", "--loss", "softmax-cross-entropy",
                "--stats", "-o", library]
     if budget != "100%":
-        command += ["--memory-budget", budget]
+        command += ["--memory-budget", budget, "--remat-solver", solver]
+    start = time.monotonic()
     run = subprocess.run(command, capture_output=True, text=True)
+    run.seconds = time.monotonic() - start
     return run
 
 
@@ -74,6 +78,8 @@ def main():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", default="resnet18,transformer")
     p.add_argument("--budgets", default="100%,75%,50%,min")
+    p.add_argument("--solvers", default="best",
+                   help="comma-separated --remat-solver values (greedy, ilp, best)")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batch-scale", type=int, default=1)
@@ -92,24 +98,29 @@ def main():
         libraries = {}
         info = {}
         for budget in args.budgets.split(","):
-            requested = budget
-            if budget == "min":
-                run = compile_model(trainc, onnx, batch, "1", os.path.join(workdir, "x.so"))
-                found = re.search(r"(\d+) bytes at least with it", run.stderr)
-                if not found:
-                    print(run.stderr)
-                    raise SystemExit(f"{name}: no smallest arena in the error")
-                budget = found.group(1)
-            library = os.path.join(workdir, f"lib{name}_{requested.rstrip('%')}.so")
-            run = compile_model(trainc, onnx, batch, budget, library)
-            if run.returncode:
-                info[requested] = {"error": run.stderr.strip().splitlines()[-1]}
-                continue
-            arena = int(re.search(r"@train_step: arena (\d+) bytes", run.stdout).group(1))
-            flops = re.search(r"([\d.]+) MFLOP per step", run.stdout)
-            info[requested] = {"arena": arena, "mflop": float(flops.group(1)) if flops else 0.0,
-                               "ms": [], "rss": []}
-            libraries[requested] = library
+            for solver in ["-"] if budget == "100%" else args.solvers.split(","):
+                key = (budget, solver)
+                requested = budget
+                if budget == "min":
+                    run = compile_model(trainc, onnx, batch, "1", solver,
+                                        os.path.join(workdir, "x.so"))
+                    found = re.search(r"(\d+) bytes at least with it", run.stderr)
+                    if not found:
+                        print(run.stderr)
+                        raise SystemExit(f"{name}: no smallest arena in the error")
+                    requested = found.group(1)
+                library = os.path.join(workdir, f"lib{name}_{budget.rstrip('%')}_{solver}.so")
+                run = compile_model(trainc, onnx, batch, requested, solver, library)
+                if run.returncode:
+                    info[key] = {"error": run.stderr.strip().splitlines()[-1]}
+                    continue
+                arena = int(re.search(r"@train_step: arena (\d+) bytes", run.stdout).group(1))
+                flops = re.search(r"([\d.]+) MFLOP per step", run.stdout)
+                kept = re.search(r"--remat-solver \w+: (\w+)", run.stdout)
+                info[key] = {"arena": arena, "mflop": float(flops.group(1)) if flops else 0.0,
+                             "kept": kept.group(1) if kept else "-", "seconds": run.seconds,
+                             "ms": [], "rss": []}
+                libraries[key] = library
         order = list(libraries)
         for rep in range(args.reps):
             for requested in order[rep % len(order):] + order[:rep % len(order)]:
@@ -120,21 +131,24 @@ def main():
                 result = json.loads(out.strip().splitlines()[-1])
                 info[requested]["ms"].append(statistics.median(result["ms"]))
                 info[requested]["rss"].append(result["hwm_timed_kb"])
-        base = info.get("100%", {}).get("ms")
-        base_arena = info.get("100%", {}).get("arena")
-        for requested, got in info.items():
+        base = info.get(("100%", "-"), {}).get("ms")
+        base_arena = info.get(("100%", "-"), {}).get("arena")
+        for (requested, solver), got in info.items():
             if "error" in got:
-                rows.append(f"| {name} | {batch} | {requested} | cannot be met | | | | | |")
+                rows.append(f"| {name} | {batch} | {requested} | {solver} | cannot be met "
+                            "| | | | | | |")
                 continue
             ms = statistics.median(got["ms"])
             share = f"{100 * got['arena'] / base_arena:.0f} %" if base_arena else ""
             slower = f"{ms / statistics.median(base):.3f}" if base else ""
-            rows.append(f"| {name} | {batch} | {requested} | {got['arena'] / 2**20:.1f} MiB "
-                        f"| {share} | {got['mflop']:.0f} | {max(got['rss']) / 1024:.0f} MiB "
+            rows.append(f"| {name} | {batch} | {requested} | {solver}: {got['kept']} "
+                        f"| {got['arena'] / 2**20:.1f} MiB "
+                        f"| {share} | {got['mflop']:.0f} | {got['seconds']:.1f} "
+                        f"| {max(got['rss']) / 1024:.0f} MiB "
                         f"| {ms:.2f} ({min(got['ms']):.2f}-{max(got['ms']):.2f}) | {slower} |")
-    print("| model | batch | budget | planned arena | of unconstrained | recomputed MFLOP/step "
-          "| peak RSS | ms/step (range) | time vs 100 % |")
-    print("|---|--:|---|--:|--:|--:|--:|--:|--:|")
+    print("| model | batch | budget | solver: kept | planned arena | of unconstrained "
+          "| recomputed MFLOP/step | compile s | peak RSS | ms/step (range) | time vs 100 % |")
+    print("|---|--:|---|---|--:|--:|--:|--:|--:|--:|--:|")
     print("\n".join(rows))
 
 

@@ -16,6 +16,8 @@ PACKAGES=(
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 zlib1g-dev
   # CPU kernel libraries
   libdnnl-dev libopenblas-dev
+  # the integer-program solver of --trainc-remat solver=ilp|best
+  coinor-libcbc-dev
   # data and reference (tests and benchmarks only; for /usr/bin/python3)
   dataset-fashion-mnist python3-torch python3-torchvision python3-onnx python3-numpy
 )

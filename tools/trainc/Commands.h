@@ -62,6 +62,8 @@ struct CompileCommandOptions {
   std::string amp = "off";
   /// --memory-budget: BYTES or N% of the unconstrained arena (""; none).
   std::string memoryBudget;
+  /// --remat-solver: how --memory-budget chooses what to recompute.
+  std::string rematSolver = "best";
 };
 
 struct TrainCommandOptions {

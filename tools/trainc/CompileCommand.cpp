@@ -128,6 +128,15 @@ void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
                      "arena of a training step is at most BYTES, or N% of "
                      "the arena without recomputation; an error, before "
                      "anything is written, if it cannot be met");
+  command
+      .add_option("--remat-solver", options.rematSolver,
+                  "How --memory-budget chooses what to recompute: greedy "
+                  "(most bytes freed per flop first), ilp (an integer "
+                  "program solved by CBC: the fewest recomputed flops in "
+                  "its model) or best (both; the plan that meets the "
+                  "budget with fewer flops)")
+      ->check(CLI::IsMember({"greedy", "ilp", "best"}))
+      ->capture_default_str();
   command.add_option("--runtime-library", options.runtimeLibrary,
                      "The runtime archive to link (default: "
                      "libtrainc_rt.a in the library directory of trainc's "
@@ -184,7 +193,8 @@ static std::string modelHash(const CompileCommandOptions &options) {
        << "|nesterov=" << options.training.nesterov
        << "|weight_decay=" << options.training.weightDecay
        << "|clip=" << options.training.clipGradNorm << "|amp=" << options.amp
-       << "|memory_budget=" << options.memoryBudget
+       << "|memory_budget=" << options.memoryBudget << ","
+       << options.rematSolver
        << "|loss_scale=" << options.training.initialLossScale << ","
        << options.training.lossScaleGrowthInterval;
   uint64_t hash = 1469598103934665603ull;
@@ -367,6 +377,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
       spdlog::error("{}", error);
       return 1;
     }
+    budget->solver = options.rematSolver;
     if (options.tune || options.emit == "train-graph") {
       spdlog::error("--memory-budget plans the kernels' arena: it works "
                     "with --emit so or kernel, without --tune");
@@ -509,11 +520,12 @@ int runCompileCommand(const CompileCommandOptions &options) {
           "  --memory-budget {0}: {1} bytes; @train_step arena {2} bytes "
           "without recomputation, {3} bytes planned ({4} lowerings); "
           "@gradients' live-bytes peak {5} -> {6}; {7} ops recomputed, "
-          "{8:F1} MFLOP per step\n",
+          "{8:F1} MFLOP per step (--remat-solver {9}: {10})\n",
           options.memoryBudget, budgetReport.budget, budgetReport.unconstrained,
           budgetReport.arena, budgetReport.attempts + 1,
           budgetReport.graphPeakBefore, budgetReport.graphPeakAfter,
-          budgetReport.recomputedOps, budgetReport.recomputedFlops / 1e6);
+          budgetReport.recomputedOps, budgetReport.recomputedFlops / 1e6,
+          options.rematSolver, budgetReport.solver);
   }
   if (options.emit != "so")
     return writeIR(module, output, options.printLocations);

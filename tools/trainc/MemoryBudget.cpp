@@ -69,12 +69,15 @@ lowered(mlir::ModuleOp module,
 /// `module` after --trainc-remat to `target`, with what the pass recorded
 /// on @gradients (read here: lowering inlines @gradients); null if the
 /// pass failed.
-mlir::OwningOpRef<mlir::ModuleOp>
-rematerialized(mlir::ModuleOp module, int64_t target, BudgetReport &record) {
+mlir::OwningOpRef<mlir::ModuleOp> rematerialized(mlir::ModuleOp module,
+                                                 int64_t target,
+                                                 const std::string &solver,
+                                                 BudgetReport &record) {
   mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
   mlir::PassManager pm(module.getContext());
   graph::RematPassOptions remat;
   remat.target = target;
+  remat.solver = solver;
   pm.addPass(graph::createRematPass(remat));
   if (mlir::failed(pm.run(*copy)))
     return nullptr;
@@ -93,6 +96,8 @@ rematerialized(mlir::ModuleOp module, int64_t target, BudgetReport &record) {
   record.recomputedOps = integer("recomputed_ops");
   auto flops = done.getAs<mlir::FloatAttr>("recomputed_flops");
   record.recomputedFlops = flops ? flops.getValueAsDouble() : 0;
+  auto used = done.getAs<mlir::StringAttr>("solver");
+  record.solver = used ? used.str() : "";
   return copy;
 }
 
@@ -126,7 +131,7 @@ lowerWithinBudget(mlir::ModuleOp module, const MemoryBudget &budget,
                      mlir::OwningOpRef<mlir::ModuleOp> &result) {
     ++report.attempts;
     mlir::OwningOpRef<mlir::ModuleOp> rematted =
-        rematerialized(module, target, record);
+        rematerialized(module, target, budget.solver, record);
     result = rematted ? lowered(*rematted, lower) : nullptr;
     if (!result)
       return int64_t(-1);
@@ -140,12 +145,14 @@ lowerWithinBudget(mlir::ModuleOp module, const MemoryBudget &budget,
     report.graphPeakAfter = record.graphPeakAfter;
     report.recomputedOps = record.recomputedOps;
     report.recomputedFlops = record.recomputedFlops;
+    report.solver = record.solver;
     adopt(result);
     return mlir::success();
   };
   // The first target: the graph's peak less what the arena is over.
   BudgetReport record;
-  if (!rematerialized(module, std::numeric_limits<int64_t>::max(), record)) {
+  if (!rematerialized(module, std::numeric_limits<int64_t>::max(), "greedy",
+                      record)) {
     error = "--trainc-remat failed";
     return mlir::failure();
   }

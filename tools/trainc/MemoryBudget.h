@@ -18,6 +18,8 @@ namespace trainc {
 struct MemoryBudget {
   int64_t bytes = 0;
   double percent = 0;
+  /// --remat-solver: greedy, ilp or best (--trainc-remat's solver option).
+  std::string solver = "best";
 };
 
 /// Parses "123456", "64MiB"-less plain bytes, or "N%" (0 < N <= 100);
@@ -33,6 +35,7 @@ struct BudgetReport {
   int64_t graphPeakBefore = 0, graphPeakAfter = 0;
   int64_t recomputedOps = 0;
   double recomputedFlops = 0;
+  std::string solver; // the one whose plan was kept
   int attempts = 0;
 };
 

@@ -289,6 +289,13 @@ def RematPass : Pass<"trainc-remat", "mlir::ModuleOp"> {
     chain value reads the recomputed one. The clones compute what the
     originals did, so the results are the same bit for bit.
 
+    `solver=ilp` chooses by an integer program instead (RematIlp.cpp,
+    solved by CBC): the fewest recomputed flops that meet the target, or
+    the lowest peak and then the fewest flops; a value may be recomputed
+    several times, at any time the backward pass reads it. `solver=best`
+    (the default) runs both and keeps the plan that meets the target with
+    fewer flops, or else the lower peak.
+
     Liveness is the graph's: a value lives from its op to its last reader,
     a reshape views its input, a returned gradient dies where it is made
     (its update runs right after it), arguments and constants take no
@@ -306,7 +313,14 @@ def RematPass : Pass<"trainc-remat", "mlir::ModuleOp"> {
     Option<"functionName", "function", "std::string", "\"gradients\"",
            "the function to rematerialize">,
     Option<"maxSteps", "max-steps", "int64_t", "100000",
-           "at most this many recomputations">
+           "the greedy: at most this many recomputations">,
+    Option<"solver", "solver", "std::string", "\"best\"",
+           "greedy, ilp (an integer program solved by CBC; the greedy "
+           "where it finds no solution in time) or best (both, keeping "
+           "the one that meets the target with fewer flops, else the "
+           "lower peak)">,
+    Option<"seconds", "seconds", "double", "10",
+           "ilp, best: CBC's time limit per solve">
   ];
 }
 

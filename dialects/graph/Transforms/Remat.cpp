@@ -31,8 +31,14 @@
 // and pads buffers, so `trainc compile --memory-budget` checks the planned
 // arena and runs this pass again with a lower target where it is over.
 //
+// `solver=ilp` plans by an integer program instead (RematIlp.cpp), and
+// `solver=best`, the default, runs both on copies of the function and
+// keeps the plan that meets the target with fewer flops (else the lower
+// peak); the function's `graph.remat` attribute records both.
+//
 //===----------------------------------------------------------------------===//
 #include "dialects/graph/Transforms/Passes.h"
+#include "dialects/graph/Transforms/RematModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -51,170 +57,9 @@ namespace trainc::graph {
 
 using namespace mlir;
 using namespace trainc::graph;
+using namespace trainc::graph::remat;
 
 namespace {
-
-/// How many ops a recomputed chain may have (16 against 8: the
-/// Transformer's smallest arena at batch 16, 14.99 -> 14.68 MB; 32 gains
-/// nothing more there and 3 % on ResNet-18).
-constexpr int kMaxChain = 16;
-
-int64_t bytesOf(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape())
-    return 0;
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  // The runtime stores a boolean in a byte.
-  return type.getNumElements() * std::max<int64_t>(8, bits) / 8;
-}
-
-/// A reshape only views its input's buffer.
-bool isView(Operation *op) { return isa<ReshapeOp>(op); }
-
-/// The forward pass: the ops the loss depends on (the function's result
-/// whose role is "loss"; every op where there is none).
-DenseSet<Operation *> forwardOps(func::FuncOp function) {
-  DenseSet<Operation *> forward;
-  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-  SmallVector<Value> work;
-  for (unsigned i = 0; i < function.getNumResults(); ++i) {
-    auto role = function.getResultAttrOfType<StringAttr>(i, "graph.role");
-    if (role && role.getValue() == "loss")
-      work.push_back(ret.getOperand(i));
-  }
-  if (work.empty()) {
-    for (Operation &op : function.getBody().front().without_terminator())
-      forward.insert(&op);
-    return forward;
-  }
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (def && forward.insert(def).second)
-      llvm::append_range(work, def->getOperands());
-  }
-  return forward;
-}
-
-/// Ops a chain may recompute: forward graph ops without side effects or
-/// regions that declare a cost.
-bool recomputable(Operation *op, const DenseSet<Operation *> &forward) {
-  return op && forward.contains(op) && isa<GraphDialect>(op->getDialect()) &&
-         op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
-         !matchPattern(op, m_Constant()) && isa<CostOpInterface>(op);
-}
-
-double flopsOf(Operation *op) {
-  std::optional<Cost> cost =
-      estimateCost(op->getName(), op->getOperandTypes(), op->getResultTypes(),
-                   op->getAttrDictionary());
-  return cost ? cost->flops : 0;
-}
-
-/// Liveness of one function's values in op order.
-class Liveness {
-public:
-  explicit Liveness(func::FuncOp function) {
-    Block &block = function.getBody().front();
-    for (Operation &op : block)
-      position[&op] = static_cast<int64_t>(ops.size()), ops.push_back(&op);
-    // Views last as long as their last view (ops are in order, so a view's
-    // end is known before its source's is taken).
-    for (Operation *op : llvm::reverse(ops))
-      for (Value result : op->getResults()) {
-        int64_t end = position[op];
-        for (OpOperand &use : result.getUses()) {
-          Operation *user = use.getOwner();
-          // A returned gradient's update reads it right away.
-          if (isa<func::ReturnOp>(user))
-            continue;
-          end = std::max(end, isView(user) ? endOf(user->getResult(0))
-                                           : position[user]);
-        }
-        ends[result] = end;
-        sizes[result] =
-            isView(op) || matchPattern(op, m_Constant()) ? 0 : bytesOf(result);
-      }
-  }
-
-  int64_t endOf(Value value) const {
-    auto it = ends.find(value);
-    return it == ends.end() ? 0 : it->second;
-  }
-  int64_t positionOf(Operation *op) const { return position.lookup(op); }
-  int64_t sizeOf(Value value) const { return sizes.lookup(value); }
-
-  /// The first op where the live bytes peak, those bytes, and at how many
-  /// ops they are reached.
-  struct Peak {
-    int64_t at = 0, bytes = 0, count = 0;
-    /// Lower: fewer bytes, or as many at fewer ops.
-    bool operator<(const Peak &other) const {
-      return bytes != other.bytes ? bytes < other.bytes : count < other.count;
-    }
-  };
-  Peak peak() const {
-    std::vector<int64_t> delta(ops.size() + 1, 0);
-    for (auto [value, size] : sizes) {
-      if (!size)
-        continue;
-      int64_t start = position.lookup(value.getDefiningOp());
-      delta[start] += size;
-      delta[ends.lookup(value) + 1] -= size;
-    }
-    Peak peak;
-    int64_t live = 0;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      live += delta[i];
-      if (live > peak.bytes)
-        peak = {static_cast<int64_t>(i), live, 1};
-      else if (live == peak.bytes)
-        ++peak.count;
-    }
-    return peak;
-  }
-
-  /// The values live across op `at` (made before it, read after it) and
-  /// not read by it.
-  SmallVector<Value> liveAcross(int64_t at) const {
-    SmallVector<Value> values;
-    for (auto [value, size] : sizes)
-      if (size && position.lookup(value.getDefiningOp()) < at &&
-          ends.lookup(value) > at &&
-          !llvm::is_contained(ops[at]->getOperands(), value))
-        values.push_back(value);
-    // Program order, results in order: deterministic (DenseMap's order
-    // is not).
-    llvm::sort(values, [&](Value a, Value b) {
-      auto key = [&](Value v) {
-        return std::make_pair(position.lookup(v.getDefiningOp()),
-                              cast<OpResult>(v).getResultNumber());
-      };
-      return key(a) < key(b);
-    });
-    return values;
-  }
-
-  /// The first reader of `value` after op `at` (a value read after the
-  /// peak only through a view made before it has none: not recomputed).
-  Operation *firstReaderAfter(Value value, int64_t at) const {
-    Operation *first = nullptr;
-    for (Operation *user : value.getUsers()) {
-      if (isa<func::ReturnOp>(user))
-        continue;
-      int64_t p = position.lookup(user);
-      if (p > at && (!first || p < position.lookup(first)))
-        first = user;
-    }
-    return first;
-  }
-
-  std::vector<Operation *> ops;
-
-private:
-  DenseMap<Operation *, int64_t> position;
-  DenseMap<Value, int64_t> ends;
-  DenseMap<Value, int64_t> sizes;
-};
 
 /// One way to take a value out of the peak: the ops to recompute before
 /// `at`, the bytes that frees at the peak, their flops.
@@ -312,6 +157,62 @@ void undo(Applied &applied) {
     clone->erase();
 }
 
+/// What one solver did.
+struct Outcome {
+  int64_t peak = 0, recomputedOps = 0;
+  double flops = 0;
+};
+
+/// The greedy: recompute the plan that frees the most bytes per flop at
+/// the peak, until the peak is at most `target` or no plan lowers it.
+Outcome greedy(func::FuncOp function, int64_t target, int64_t maxSteps) {
+  Outcome outcome;
+  DenseSet<Operation *> forward = forwardOps(function);
+  for (int64_t step = 0; step < maxSteps; ++step) {
+    Liveness live(function);
+    Liveness::Peak now = live.peak();
+    if (now.bytes <= target)
+      break;
+    SmallVector<Plan> plans;
+    for (Value value : live.liveAcross(now.at))
+      if (std::optional<Plan> plan = planFor(live, forward, value, now.at))
+        plans.push_back(std::move(*plan));
+    // Most bytes freed per flop first; ties: the larger saving.
+    auto score = [](const Plan &p) { return p.freed / (p.flops + 1.0); };
+    llvm::stable_sort(plans, [&](const Plan &a, const Plan &b) {
+      return score(a) != score(b) ? score(a) > score(b) : a.freed > b.freed;
+    });
+    // The best plan that lowers the peak (the recomputed chain needs its
+    // own bytes where it runs, which may make a new peak as high).
+    bool lowered = false;
+    for (const Plan &plan : plans) {
+      Applied applied = apply(live, plan);
+      if (Liveness(function).peak() < now) {
+        outcome.recomputedOps += plan.chain.size();
+        outcome.flops += plan.flops;
+        lowered = true;
+        break;
+      }
+      undo(applied);
+    }
+    if (!lowered)
+      break;
+  }
+  outcome.peak = Liveness(function).peak().bytes;
+  return outcome;
+}
+
+/// Better for `target`: meets it with fewer flops; where neither meets
+/// it, the lower peak.
+bool better(const Outcome &a, const Outcome &b, int64_t target) {
+  bool aMeets = a.peak <= target, bMeets = b.peak <= target;
+  if (aMeets != bMeets)
+    return aMeets;
+  if (!aMeets && a.peak != b.peak)
+    return a.peak < b.peak;
+  return a.flops != b.flops ? a.flops < b.flops : a.peak < b.peak;
+}
+
 struct RematPass : trainc::graph::impl::RematPassBase<RematPass> {
   using Base::Base;
 
@@ -319,51 +220,64 @@ struct RematPass : trainc::graph::impl::RematPassBase<RematPass> {
     auto function = getOperation().lookupSymbol<func::FuncOp>(functionName);
     if (!function || function.isExternal())
       return;
-    int64_t before = Liveness(function).peak().bytes, after = before;
-    int64_t recomputed = 0;
-    double flops = 0;
-    DenseSet<Operation *> forward = forwardOps(function);
-    for (int64_t step = 0; step < maxSteps; ++step) {
-      Liveness live(function);
-      Liveness::Peak now = live.peak();
-      if (now.bytes <= target)
-        break;
-      SmallVector<Plan> plans;
-      for (Value value : live.liveAcross(now.at))
-        if (std::optional<Plan> plan = planFor(live, forward, value, now.at))
-          plans.push_back(std::move(*plan));
-      // Most bytes freed per flop first; ties: the larger saving.
-      auto score = [](const Plan &p) { return p.freed / (p.flops + 1.0); };
-      llvm::stable_sort(plans, [&](const Plan &a, const Plan &b) {
-        return score(a) != score(b) ? score(a) > score(b) : a.freed > b.freed;
-      });
-      // The best plan that lowers the peak (the recomputed chain needs its
-      // own bytes where it runs, which may make a new peak as high).
-      bool lowered = false;
-      for (const Plan &plan : plans) {
-        Applied applied = apply(live, plan);
-        if (Liveness(function).peak() < now) {
-          recomputed += plan.chain.size();
-          flops += plan.flops;
-          lowered = true;
-          break;
-        }
-        undo(applied);
-      }
-      if (!lowered)
-        break;
+    if (solver != "greedy" && solver != "ilp" && solver != "best") {
+      function.emitError("--trainc-remat: solver must be greedy, ilp or "
+                         "best, got '")
+          << solver << "'";
+      return signalPassFailure();
     }
-    after = Liveness(function).peak().bytes;
-    // What was done, for `trainc compile --stats`.
     Builder b(&getContext());
-    function->setAttr(
-        "graph.remat",
-        b.getDictionaryAttr(
-            {b.getNamedAttr("target", b.getI64IntegerAttr(target)),
-             b.getNamedAttr("peak_before", b.getI64IntegerAttr(before)),
-             b.getNamedAttr("peak_after", b.getI64IntegerAttr(after)),
-             b.getNamedAttr("recomputed_ops", b.getI64IntegerAttr(recomputed)),
-             b.getNamedAttr("recomputed_flops", b.getF64FloatAttr(flops))}));
+    SmallVector<NamedAttribute> record;
+    auto note = [&](StringRef name, Attribute value) {
+      record.push_back(b.getNamedAttr(name, value));
+    };
+    int64_t before = Liveness(function).peak().bytes;
+    // The target as the solvers compare against it (0: as low as can be).
+    int64_t goal = target > 0 ? target : 0;
+    Outcome kept;
+    StringRef used = "greedy";
+    if (solver == "greedy") {
+      kept = greedy(function, goal, maxSteps);
+    } else {
+      // The greedy on a copy, to compare (or to fall back to).
+      std::optional<Outcome> fromGreedy;
+      func::FuncOp copy;
+      if (solver == "best") {
+        copy = function.clone();
+        fromGreedy = greedy(copy, goal, maxSteps);
+        note("greedy_peak", b.getI64IntegerAttr(fromGreedy->peak));
+        note("greedy_flops", b.getF64FloatAttr(fromGreedy->flops));
+      }
+      std::optional<IlpOutcome> exact = rematByIlp(function, goal, seconds);
+      if (exact) {
+        kept = {Liveness(function).peak().bytes, exact->recomputedOps,
+                exact->flops};
+        used = "ilp";
+        note("ilp_peak", b.getI64IntegerAttr(kept.peak));
+        note("ilp_model_peak", b.getI64IntegerAttr(exact->modelPeak));
+        note("ilp_flops", b.getF64FloatAttr(kept.flops));
+        note("ilp_optimal", b.getBoolAttr(exact->optimal));
+        note("ilp_seconds", b.getF64FloatAttr(exact->seconds));
+      }
+      if (fromGreedy && (!exact || better(*fromGreedy, kept, goal))) {
+        function.getBody().takeBody(copy.getBody());
+        kept = *fromGreedy;
+        used = "greedy";
+      } else if (!exact) {
+        // No solution in time: the greedy.
+        kept = greedy(function, goal, maxSteps);
+      }
+      if (copy)
+        copy->erase();
+    }
+    // What was done, for `trainc compile --stats`.
+    note("target", b.getI64IntegerAttr(target));
+    note("solver", b.getStringAttr(used));
+    note("peak_before", b.getI64IntegerAttr(before));
+    note("peak_after", b.getI64IntegerAttr(kept.peak));
+    note("recomputed_ops", b.getI64IntegerAttr(kept.recomputedOps));
+    note("recomputed_flops", b.getF64FloatAttr(kept.flops));
+    function->setAttr("graph.remat", b.getDictionaryAttr(record));
   }
 };
 
