@@ -36,7 +36,9 @@ typedef enum trainc_status {
   TRAINC_ERROR_CORRUPT = 3,          /* a checkpoint is damaged or not ours */
   TRAINC_ERROR_UNSUPPORTED_CPU = 4,  /* the CPU lacks features the code uses */
   TRAINC_ERROR_KERNEL = 5,           /* a kernel rejected its input */
-  TRAINC_ERROR_INTERNAL = 6
+  TRAINC_ERROR_INTERNAL = 6,
+  TRAINC_ERROR_OUT_OF_MEMORY = 7 /* an allocation failed (the message
+                                    says how many bytes, for what) */
 } trainc_status;
 
 typedef enum trainc_dtype {
@@ -58,8 +60,9 @@ typedef struct trainc_tensor {
 
 typedef struct trainc_session trainc_session;
 
+/* Options of a session; NULL options are the defaults (all zero). */
 typedef struct trainc_session_options {
-  int32_t num_threads;       /* 0: all cores */
+  int32_t num_threads;       /* 0: all cores; negative: invalid */
   uint64_t seed;             /* dropout RNG */
   const char *weights_path;  /* NULL: the weights embedded in the library */
 } trainc_session_options;
@@ -71,6 +74,12 @@ TRAINC_API const char *trainc_manifest(void);
 /* The message of the last error on this thread ("" if none). */
 TRAINC_API const char *trainc_last_error(void);
 
+/* Sessions and threads: calls on one session must not overlap (the caller
+ * serializes them); the kernels of a call run on the process's OpenMP
+ * pool. Every call on a session that was closed (or never opened) returns
+ * TRAINC_ERROR_INVALID_ARGUMENT; closing it again, or closing NULL, does
+ * nothing. (A pointer the allocator reused for a new session is that new
+ * session.) */
 TRAINC_API trainc_status trainc_session_open(const trainc_session_options *options,
                                   trainc_session **session);
 TRAINC_API void trainc_session_close(trainc_session *session);

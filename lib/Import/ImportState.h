@@ -74,6 +74,14 @@ std::string onnxTypeName(int32_t onnxType);
 mlir::FailureOr<KnownTensor> decodeKnown(const onnx::TensorProto &tensor,
                                          mlir::MLIRContext &context,
                                          std::string &error);
+/// The most bytes one tensor may take (1 TiB): sizes computed from a
+/// model's dims are checked against it, so that none wraps around.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+/// Checks a shape from a model: every dim at least `minDim`, and the
+/// tensor's bytes (elements times `width`) at most kMaxTensorBytes,
+/// computed without overflow. An error message ("" when it is fine).
+std::string checkShape(llvm::ArrayRef<int64_t> dims, int64_t width,
+                       int64_t minDim = 0);
 /// Decodes a tensor's raw bytes for the WeightStore.
 mlir::FailureOr<WeightTensor> decodeWeight(const onnx::TensorProto &tensor,
                                            std::string &error);

@@ -23,6 +23,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Regex.h"
 
 #include <fstream>
@@ -248,6 +249,12 @@ OwningOpRef<ModuleOp> runNodes(ImportState &state, const GraphPlan &plan,
     for (int d = 0; d < tensorType.shape().dim_size(); ++d)
       shape.push_back(batchDims[d] ? batchSize
                                    : tensorType.shape().dim(d).dim_value());
+    if (std::string bad = import::checkShape(
+            shape, (elementType.getIntOrFloatBitWidth() + 7) / 8, 1);
+        !bad.empty()) {
+      state.error = "graph input '" + input.name() + "' has " + bad;
+      return nullptr;
+    }
     Value argument =
         entry->addArgument(RankedTensorType::get(shape, elementType), fileLoc);
     state.values[input.name()].value = argument;
@@ -279,6 +286,22 @@ OwningOpRef<ModuleOp> runNodes(ImportState &state, const GraphPlan &plan,
         (void)importer.error("output " + std::to_string(i) + " ('" + name +
                              "') is used but was not produced");
         return nullptr;
+      }
+      // Shapes computed from the model's data (Reshape targets, Expand,
+      // ConstantOfShape) must be static and fit.
+      if (Value value = it->second.value) {
+        auto type = dyn_cast<RankedTensorType>(value.getType());
+        std::string bad =
+            !type || !type.hasStaticShape()
+                ? std::string("a shape that is not static")
+                : import::checkShape(
+                      type.getShape(),
+                      (type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+        if (!bad.empty()) {
+          (void)importer.error("output " + std::to_string(i) + " ('" + name +
+                               "') has " + bad);
+          return nullptr;
+        }
       }
     }
   }
@@ -547,14 +570,24 @@ llvm::Expected<ImportedModel> importOnnxBytes(MLIRContext &context,
 llvm::Expected<ImportedModel> importOnnxFile(MLIRContext &context,
                                              const std::string &path,
                                              const ImportOptions &options) {
+  // A regular file, at most protobuf's 2 GiB: never a device or a pipe
+  // read without bound.
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status))
+    return makeError(path, "cannot open the file");
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return makeError(path, "not a regular file");
+  constexpr uint64_t kMaxModelBytes = uint64_t(2) << 30;
+  if (status.getSize() > kMaxModelBytes)
+    return makeError(path, "larger than 2 GiB (ONNX models with external "
+                           "data are not supported)");
   std::ifstream stream(path, std::ios::binary);
   if (!stream)
     return makeError(path, "cannot open the file");
-  std::ostringstream contents;
-  contents << stream.rdbuf();
-  if (stream.bad())
+  std::string contents(status.getSize(), '\0');
+  if (!stream.read(contents.data(), contents.size()))
     return makeError(path, "cannot read the file");
-  return importOnnxBytes(context, contents.str(), path, options);
+  return importOnnxBytes(context, contents, path, options);
 }
 
 } // namespace trainc

@@ -100,6 +100,19 @@ static const char *dtypeName(int32_t onnxType) {
   }
 }
 
+std::string checkShape(ArrayRef<int64_t> dims, int64_t width, int64_t minDim) {
+  int64_t bytes = width;
+  for (int64_t dim : dims) {
+    if (dim < minDim)
+      return "dimension " + std::to_string(dim) + " (dimensions must be " +
+             (minDim > 0 ? "positive" : "non-negative") + ")";
+    if (__builtin_mul_overflow(bytes, dim, &bytes) || bytes > kMaxTensorBytes)
+      return "more than " + std::to_string(kMaxTensorBytes >> 40) +
+             " TiB in one tensor";
+  }
+  return "";
+}
+
 FailureOr<WeightTensor> decodeWeight(const TensorProto &tensor,
                                      std::string &error) {
   WeightTensor weight;
@@ -115,15 +128,14 @@ FailureOr<WeightTensor> decodeWeight(const TensorProto &tensor,
             "' keeps its data in an external file, which is not supported yet";
     return failure();
   }
-  int64_t count = 1;
-  for (int64_t dim : tensor.dims()) {
-    if (dim < 0) {
-      error = "initializer '" + tensor.name() + "' has a negative dimension";
-      return failure();
-    }
-    weight.shape.push_back(dim);
-    count *= dim;
+  weight.shape.assign(tensor.dims().begin(), tensor.dims().end());
+  if (std::string bad = checkShape(weight.shape, width); !bad.empty()) {
+    error = "initializer '" + tensor.name() + "' has " + bad;
+    return failure();
   }
+  int64_t count = 1;
+  for (int64_t dim : weight.shape)
+    count *= dim;
   size_t expectedBytes = static_cast<size_t>(count) * width;
   auto &bytes = weight.bytes;
   if (tensor.has_raw_data()) {

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace trainc::rt;
@@ -78,7 +79,9 @@ extern "C" trainc_status trainc_save_checkpoint(const trainc_session *session,
                                                 const char *path,
                                                 const void *extra,
                                                 size_t extra_size) {
-  if (!session || !path || (extra_size && !extra))
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  if (!path || (extra_size && !extra))
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
   if (extra_size > kMaxExtra)
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, "extra data above 1 MiB");
@@ -111,13 +114,31 @@ extern "C" trainc_status trainc_load_checkpoint(trainc_session *session,
                                                 const char *path, void *extra,
                                                 size_t extra_capacity,
                                                 size_t *extra_size) {
-  if (!session || !path)
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  if (!path)
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream)
+  // A regular file no larger than this model's checkpoint can be: never
+  // a device or a pipe read without bound.
+  struct stat status;
+  if (::stat(path, &status) != 0)
     return fail(TRAINC_ERROR_IO,
                 std::string("cannot read checkpoint '") + path + "'");
-  std::string bytes((std::istreambuf_iterator<char>(stream)), {});
+  if (!S_ISREG(status.st_mode))
+    return fail(TRAINC_ERROR_IO,
+                std::string("checkpoint '") + path + "' is not a regular file");
+  size_t largest = kMaxExtra + 4096;
+  for (const auto &[name, tensor] : session->persistent)
+    largest += tensor.second.size() + name.size() + 64;
+  if (static_cast<uint64_t>(status.st_size) > largest)
+    return fail(TRAINC_ERROR_CORRUPT,
+                std::string("checkpoint '") + path +
+                    "' is larger than a checkpoint of this model can be");
+  std::ifstream stream(path, std::ios::binary);
+  std::string bytes(static_cast<size_t>(status.st_size), '\0');
+  if (!stream || !stream.read(bytes.data(), bytes.size()))
+    return fail(TRAINC_ERROR_IO,
+                std::string("cannot read checkpoint '") + path + "'");
   auto corrupt = [&](const std::string &why) {
     return fail(TRAINC_ERROR_CORRUPT,
                 std::string("checkpoint '") + path + "' " + why);

@@ -1,11 +1,43 @@
 //===- FileWrite.cpp - files written whole or not at all ------------------===//
 #include "lib/Runtime/FileWrite.h"
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
 #include <fstream>
 #include <unistd.h>
 
 namespace trainc::rt {
+
+void removeStaleTemporaries(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string directory =
+      slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  std::string prefix =
+      (slash == std::string::npos ? path : path.substr(slash + 1)) + ".tmp.";
+  DIR *dir = opendir(directory.c_str());
+  if (!dir)
+    return;
+  while (dirent *entry = readdir(dir)) {
+    std::string name = entry->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0)
+      continue;
+    // PATH.tmp.PID or PATH.tmp.PID.SUFFIX, by a process that is gone.
+    const char *digits = name.c_str() + prefix.size();
+    char *end = nullptr;
+    long pid = std::strtol(digits, &end, 10);
+    if (end == digits || (*end && *end != '.') || pid <= 0 ||
+        pid == static_cast<long>(::getpid()))
+      continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
+      continue;
+    std::string stale = (slash == std::string::npos ? "" : directory) + name;
+    std::remove(stale.c_str());
+  }
+  closedir(dir);
+}
 
 std::string writeFileAtomically(const std::string &path,
                                 const std::string &bytes) {
@@ -25,6 +57,7 @@ std::string writeFileAtomically(const std::string &path,
     std::remove(temporary.c_str());
     return "cannot write '" + path + "'";
   }
+  removeStaleTemporaries(path);
   return "";
 }
 

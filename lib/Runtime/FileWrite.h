@@ -12,6 +12,10 @@ namespace trainc::rt {
 std::string writeFileAtomically(const std::string &path,
                                 const std::string &bytes);
 
+/// Removes what writers killed before their rename left beside `path`:
+/// `PATH.tmp.PID` and `PATH.tmp.PID.*` of processes that no longer run.
+void removeStaleTemporaries(const std::string &path);
+
 } // namespace trainc::rt
 
 #endif

@@ -81,7 +81,9 @@ using namespace trainc::rt;
 
 extern "C" trainc_status trainc_export_onnx(const trainc_session *session,
                                             const char *path) {
-  if (!session || !path)
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  if (!path)
     return fail(TRAINC_ERROR_INVALID_ARGUMENT,
                 "trainc_export_onnx: null session or path");
   if (trainc_model_onnx_size == 0)

@@ -31,8 +31,9 @@ void trainc_rt_profile_end(void *state, int32_t id) {
 trainc_status trainc_get_profile(const trainc_session *session,
                                  double *seconds, int64_t *calls,
                                  int32_t capacity, int32_t *count) {
-  if (!session || !count || capacity < 0 ||
-      (capacity > 0 && (!seconds || !calls)))
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  if (!count || capacity < 0 || (capacity > 0 && (!seconds || !calls)))
     return fail(TRAINC_ERROR_INVALID_ARGUMENT,
                 "needs a session, a count, and arrays of `capacity` entries");
   const Profile &profile = session->launchState.profile;

@@ -18,12 +18,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <new>
 #include <omp.h>
 #include <set>
 #include <sstream>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <unordered_set>
 
 namespace trainc::rt {
 
@@ -32,6 +34,24 @@ static thread_local std::string lastError;
 trainc_status fail(trainc_status status, const std::string &message) {
   lastError = message;
   return status;
+}
+
+/// The sessions open now.
+static std::mutex openSessionsMutex;
+static std::unordered_set<const trainc_session *> &openSessions() {
+  static auto *sessions = new std::unordered_set<const trainc_session *>;
+  return *sessions;
+}
+
+bool isOpen(const trainc_session *session) {
+  std::lock_guard<std::mutex> lock(openSessionsMutex);
+  return session && openSessions().count(session);
+}
+
+/// TRAINC_ERROR_OUT_OF_MEMORY naming what `bytes` were for.
+static trainc_status outOfMemory(size_t bytes, const std::string &what) {
+  return fail(TRAINC_ERROR_OUT_OF_MEMORY,
+              "out of memory: " + std::to_string(bytes) + " bytes for " + what);
 }
 
 void Session::readDense(const std::string &name, void *dense) const {
@@ -126,7 +146,7 @@ static trainc_status prepareLaunches(LaunchState &state) {
   }
   state.libraryScratch = Buffer(scratch);
   if (scratch && !state.libraryScratch.data())
-    return fail(TRAINC_ERROR_INTERNAL, "out of memory for library scratch");
+    return outOfMemory(scratch, "the kernel libraries' scratch");
   return TRAINC_OK;
 }
 
@@ -143,7 +163,7 @@ static trainc_status storeInLibraryLayouts(Session &session) {
       Buffer &stored = session.persistent.at(argument.name).second;
       Buffer dense(stored.size());
       if (stored.size() && !dense.data())
-        return fail(TRAINC_ERROR_INTERNAL, "out of memory");
+        return outOfMemory(stored.size(), "'" + argument.name + "'");
       std::memcpy(dense.data(), stored.data(), stored.size());
       session.layouts.emplace(argument.name, it->second);
       session.writeDense(argument.name, dense.data());
@@ -200,9 +220,12 @@ static trainc_status openSession(const trainc_session_options *options,
       for (const ArgumentInfo &argument : function->arguments)
         if (isPersistentRole(argument.role) &&
             !session.persistent.count(argument.name)) {
+          Buffer storage(argument.type.bytes());
+          if (argument.type.bytes() && !storage.data())
+            return outOfMemory(argument.type.bytes(),
+                               "'" + argument.name + "'");
           session.persistent.emplace(
-              argument.name,
-              std::make_pair(argument.type, Buffer(argument.type.bytes())));
+              argument.name, std::make_pair(argument.type, std::move(storage)));
           if (argument.role == "parameter" || argument.role == "state")
             session.parameterNames.push_back(argument.name);
         }
@@ -239,8 +262,11 @@ static trainc_status openSession(const trainc_session_options *options,
     setScalar("learning_rate", static_cast<float>(
                                    manifest.at("training").at("learning_rate")
                                        .get<double>()));
-    session.arena = Buffer(std::max(session.trainStep.arenaSize,
-                                    session.eval.arenaSize));
+    size_t arena =
+        std::max(session.trainStep.arenaSize, session.eval.arenaSize);
+    session.arena = Buffer(arena);
+    if (arena && !session.arena.data())
+      return outOfMemory(arena, "the arena of intermediates");
     if (manifest.contains("profile")) {
       Profile &profile = session.launchState.profile;
       profile.seconds.assign(manifest.at("profile").size(), 0.0);
@@ -322,8 +348,11 @@ static trainc_status run(Session &session, const FunctionInfo &function,
     }
     // The loss (or an output nobody asked for): session scratch.
     auto &slot = session.scratch[argument.name];
-    if (slot.second.size() != argument.type.bytes())
+    if (slot.second.size() != argument.type.bytes()) {
       slot = {argument.type, Buffer(argument.type.bytes())};
+      if (argument.type.bytes() && !slot.second.data())
+        return outOfMemory(argument.type.bytes(), "'" + argument.name + "'");
+    }
     arguments.push_back(slot.second.data());
   }
   if (nextInput != numInputs)
@@ -378,22 +407,35 @@ trainc_status trainc_session_open(const trainc_session_options *options,
   if (!session)
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, "session pointer is null");
   *session = nullptr;
+  if (options && options->num_threads < 0)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                "num_threads must be 0 (all cores) or positive, got " +
+                    std::to_string(options->num_threads));
   auto created = std::unique_ptr<trainc_session>(new (std::nothrow) trainc_session);
   if (!created)
     return fail(TRAINC_ERROR_INTERNAL, "out of memory");
   if (trainc_status status = openSession(options, *created))
     return status;
+  std::lock_guard<std::mutex> lock(openSessionsMutex);
   *session = created.release();
+  openSessions().insert(*session);
   return TRAINC_OK;
 }
 
-void trainc_session_close(trainc_session *session) { delete session; }
+void trainc_session_close(trainc_session *session) {
+  {
+    std::lock_guard<std::mutex> lock(openSessionsMutex);
+    if (!session || !openSessions().erase(session))
+      return;
+  }
+  delete session;
+}
 
 trainc_status trainc_get_memory(const trainc_session *session,
                                 size_t *arena_bytes,
                                 size_t *library_scratch_bytes) {
-  if (!session)
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "session is null");
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
   if (arena_bytes)
     *arena_bytes = session->arena.size();
   if (library_scratch_bytes)
@@ -402,9 +444,11 @@ trainc_status trainc_get_memory(const trainc_session *session,
 }
 
 trainc_status trainc_set_learning_rate(trainc_session *session, double lr) {
-  if (!session || !(lr > 0))
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  if (!(lr > 0))
     return fail(TRAINC_ERROR_INVALID_ARGUMENT,
-                "needs a session and a positive learning rate");
+                "the learning rate must be positive");
   auto it = session->persistent.find("learning_rate");
   if (it != session->persistent.end()) {
     float value = static_cast<float>(lr);
@@ -415,7 +459,9 @@ trainc_status trainc_set_learning_rate(trainc_session *session, double lr) {
 
 trainc_status trainc_get_learning_rate(const trainc_session *session,
                                        double *lr) {
-  if (!session || !lr)
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  if (!lr)
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
   auto it = session->persistent.find("learning_rate");
   float value = 0;
@@ -426,7 +472,9 @@ trainc_status trainc_get_learning_rate(const trainc_session *session,
 }
 
 trainc_status trainc_get_step(const trainc_session *session, int64_t *step) {
-  if (!session || !step)
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  if (!step)
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
   *step = session->step();
   return TRAINC_OK;
@@ -434,8 +482,8 @@ trainc_status trainc_get_step(const trainc_session *session, int64_t *step) {
 
 trainc_status trainc_get_loss_scale(const trainc_session *session,
                                     double *scale, int64_t *skipped_steps) {
-  if (!session)
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "session is null");
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
   auto scaleTensor = session->persistent.find("amp.loss_scale");
   auto skippedTensor = session->persistent.find("amp.skipped_steps");
   if (scaleTensor == session->persistent.end() ||
@@ -454,8 +502,8 @@ trainc_status trainc_train_step(trainc_session *session,
                                 const trainc_tensor *inputs,
                                 int32_t num_inputs,
                                 const trainc_tensor *labels, float *loss) {
-  if (!session)
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "session is null");
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
   if (trainc_status status =
           run(*session, session->trainStep, trainc_model_train_step, inputs,
               num_inputs, labels, nullptr, 0))
@@ -472,18 +520,21 @@ trainc_status trainc_train_step(trainc_session *session,
 trainc_status trainc_forward(trainc_session *session,
                              const trainc_tensor *inputs, int32_t num_inputs,
                              trainc_tensor *outputs, int32_t num_outputs) {
-  if (!session || !outputs)
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "session or outputs is null");
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  if (!outputs)
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "outputs is null");
   return run(*session, session->eval, trainc_model_eval, inputs, num_inputs,
              nullptr, outputs, num_outputs);
 }
 
 int32_t trainc_num_parameters(const trainc_session *session) {
-  return session ? static_cast<int32_t>(session->parameterNames.size()) : 0;
+  return isOpen(session) ? static_cast<int32_t>(session->parameterNames.size())
+                         : 0;
 }
 
 const char *trainc_parameter_name(const trainc_session *session, int32_t i) {
-  if (!session || i < 0 ||
+  if (!isOpen(session) || i < 0 ||
       i >= static_cast<int32_t>(session->parameterNames.size()))
     return nullptr;
   return session->parameterNames[i].c_str();
@@ -491,7 +542,9 @@ const char *trainc_parameter_name(const trainc_session *session, int32_t i) {
 
 trainc_status trainc_get_parameter(const trainc_session *session,
                                    const char *name, trainc_tensor *out) {
-  if (!session || !name || !out)
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  if (!name || !out)
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
   auto it = session->persistent.find(name);
   if (it == session->persistent.end())
@@ -506,7 +559,9 @@ trainc_status trainc_get_parameter(const trainc_session *session,
 
 trainc_status trainc_set_parameter(trainc_session *session, const char *name,
                                    const trainc_tensor *value) {
-  if (!session || !name || !value)
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  if (!name || !value)
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
   auto it = session->persistent.find(name);
   if (it == session->persistent.end())

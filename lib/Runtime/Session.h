@@ -76,4 +76,13 @@ trainc_status fail(trainc_status status, const std::string &message);
 /// The C API's opaque handle is the session.
 struct trainc_session : trainc::rt::Session {};
 
+namespace trainc::rt {
+/// Whether `session` is a session trainc_session_open returned and
+/// trainc_session_close has not closed (every C API call checks it: a
+/// closed session gives TRAINC_ERROR_INVALID_ARGUMENT, not a crash).
+bool isOpen(const trainc_session *session);
+/// The message of a call on a session that is not open.
+inline constexpr const char *kNotOpen = "the session is null or closed";
+} // namespace trainc::rt
+
 #endif

@@ -16,6 +16,19 @@ cc -std=c99 -Wall -Werror -I "$source/include" -include "$work/mlp.h" \
   "$source/test/e2e/train_resume.c" -o "$work/train_resume" \
   -L "$work" -lmlp -Wl,-rpath,"$work"
 "$work/train_resume" "$work/checkpoint.bin"
+# Misuse: closed sessions, bad options; then a session whose arena cannot
+# be allocated (the MLP at batch 2^20: 3.3 GB of input alone, under a
+# 2 GB address-space limit) gives TRAINC_ERROR_OUT_OF_MEMORY.
+cc -std=c99 -Wall -Werror -I "$source/include" "$source/test/e2e/c_api_misuse.c" \
+  -o "$work/c_api_misuse" -L "$work" -lmlp -Wl,-rpath,"$work"
+(cd "$work" && ./c_api_misuse misuse)
+test ! -e "$work/never.ckpt"
+mkdir -p "$work/big"
+"$build/bin/trainc" compile "$source/models/mlp.onnx" --batch 1048576 \
+  -o "$work/big/libmlpbig.so"
+cc -std=c99 -Wall -Werror -I "$source/include" "$source/test/e2e/c_api_misuse.c" \
+  -o "$work/c_api_oom" -L "$work/big" -lmlpbig -Wl,-rpath,"$work/big"
+(ulimit -v 2000000 && "$work/c_api_oom" oom)
 # The export is an ONNX inference model with the trained weights of the
 # resumed session (the same as the straight run's, which are bit-identical).
 /usr/bin/python3 - "$work/checkpoint.bin.onnx" <<'PY'

@@ -121,6 +121,12 @@ int writeIR(mlir::Operation *op, const std::string &path, bool printLocations);
 std::string writeFileAtomically(const std::string &path,
                                 const std::string &contents);
 
+/// An error message if `output` exists and is one of `inputs` (the same
+/// file, by device and inode: links and other spellings of a path
+/// included); "" otherwise.
+std::string overwritesInput(const std::string &output,
+                            const std::vector<std::string> &inputs);
+
 } // namespace trainc::cli
 
 #endif // TRAINC_TOOLS_TRAINC_COMMANDS_H

@@ -7,6 +7,8 @@
 #include "tools/trainc/Commands.h"
 #include "tools/trainc/MemoryBudget.h"
 
+#include "lib/Runtime/FileWrite.h"
+
 #include "dialects/kernel/KernelCost.h"
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/kernel/Transforms/Passes.h"
@@ -346,6 +348,25 @@ int runCompileCommand(const CompileCommandOptions &options) {
     output = options.emit == "so"
                  ? "lib" + llvm::sys::path::stem(options.model.model).str() + ".so"
                  : "-";
+  // Nothing the command reads is written over, by any name.
+  std::vector<std::string> inputs = {options.model.model,
+                                     options.runtimeLibrary};
+  std::vector<std::string> outputs = {output};
+  if (options.emit == "so") {
+    std::string stem = llvm::sys::path::stem(output).str();
+    std::string name =
+        llvm::StringRef(stem).starts_with("lib") ? stem.substr(3) : stem;
+    for (const char *suffix : {".h", ".json"}) {
+      llvm::SmallString<256> path(llvm::sys::path::parent_path(output));
+      llvm::sys::path::append(path, name + suffix);
+      outputs.push_back(std::string(path));
+    }
+  }
+  for (const std::string &path : outputs)
+    if (std::string error = overwritesInput(path, inputs); !error.empty()) {
+      spdlog::error("{}", error);
+      return 1;
+    }
   if (options.emit == "graph")
     return writeIR(module, output, options.printLocations);
   if (options.profile && options.emit != "so") {
@@ -572,6 +593,8 @@ int runCompileCommand(const CompileCommandOptions &options) {
                   llvm::toString(library.takeError()));
     return 1;
   }
+  // What compiles killed before their rename left beside the library.
+  rt::removeStaleTemporaries(output);
   llvm::SmallString<256> directory(llvm::sys::path::parent_path(output));
   auto sibling = [&](const std::string &suffix) {
     llvm::SmallString<256> path(directory);

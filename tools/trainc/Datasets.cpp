@@ -19,16 +19,43 @@ int64_t Dataset::itemSize() const {
   return n;
 }
 
+/// An error unless `path` is a regular file of at most `maxBytes` (a
+/// directory, a device or a pipe is never read); its size otherwise.
+static llvm::Expected<uint64_t> regularFileSize(const std::string &path,
+                                                uint64_t maxBytes) {
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status))
+    return llvm::createStringError("cannot open '" + path + "'");
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return llvm::createStringError("'" + path + "' is not a regular file");
+  if (status.getSize() > maxBytes)
+    return llvm::createStringError("'" + path + "' is larger than " +
+                                   std::to_string(maxBytes >> 30) + " GiB");
+  return status.getSize();
+}
+
+/// The most bytes a data file may hold (gunzipped).
+constexpr uint64_t kMaxDataBytes = uint64_t(16) << 30;
+
 /// The whole file, gunzipped if it is gzip (zlib reads plain files as is).
 static llvm::Expected<std::string> readMaybeGzip(const std::string &path) {
+  if (auto size = regularFileSize(path, kMaxDataBytes); !size)
+    return size.takeError();
   gzFile file = gzopen(path.c_str(), "rb");
   if (!file)
     return llvm::createStringError("cannot open '" + path + "'");
   std::string bytes;
   char buffer[1 << 16];
   int read;
-  while ((read = gzread(file, buffer, sizeof(buffer))) > 0)
+  while ((read = gzread(file, buffer, sizeof(buffer))) > 0) {
     bytes.append(buffer, read);
+    if (bytes.size() > kMaxDataBytes) {
+      gzclose(file);
+      return llvm::createStringError("'" + path + "' holds more than " +
+                                     std::to_string(kMaxDataBytes >> 30) +
+                                     " GiB once gunzipped");
+    }
+  }
   bool failed = read < 0;
   gzclose(file);
   if (failed)
@@ -205,10 +232,13 @@ static llvm::Expected<HostArray> loadTensorProto(const std::string &path,
 }
 
 llvm::Expected<HostArray> loadArray(const std::string &path) {
+  auto size = regularFileSize(path, kMaxDataBytes);
+  if (!size)
+    return size.takeError();
   std::ifstream stream(path, std::ios::binary);
-  if (!stream)
-    return llvm::createStringError("cannot open '" + path + "'");
-  std::string bytes((std::istreambuf_iterator<char>(stream)), {});
+  std::string bytes(*size, '\0');
+  if (!stream || !stream.read(bytes.data(), bytes.size()))
+    return llvm::createStringError("cannot read '" + path + "'");
   if (llvm::StringRef(path).ends_with(".npy"))
     return loadNpy(path, bytes);
   if (llvm::StringRef(path).ends_with(".pb"))

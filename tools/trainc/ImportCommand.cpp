@@ -1,6 +1,8 @@
 //===- ImportCommand.cpp - `trainc import` and what commands share --------===//
 #include "tools/trainc/Commands.h"
 
+#include "lib/Runtime/FileWrite.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/Support/raw_ostream.h"
@@ -10,6 +12,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace trainc::cli {
@@ -46,21 +49,20 @@ std::string writeFileAtomically(const std::string &path,
     llvm::outs().flush();
     return "";
   }
-  std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);
-    if (!stream)
-      return "cannot write '" + path + "' (cannot create a file there)";
-    stream << contents;
-    stream.flush();
-    if (!stream) {
-      std::remove(temporary.c_str());
-      return "cannot write '" + path + "' (write failed)";
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return "cannot write '" + path + "' (rename failed)";
+  return rt::writeFileAtomically(path, contents);
+}
+
+std::string overwritesInput(const std::string &output,
+                            const std::vector<std::string> &inputs) {
+  struct stat out;
+  if (output == "-" || ::stat(output.c_str(), &out) != 0)
+    return "";
+  for (const std::string &input : inputs) {
+    struct stat in;
+    if (!input.empty() && ::stat(input.c_str(), &in) == 0 &&
+        in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+      return "refusing to write '" + output + "': it is the input '" + input +
+             "'";
   }
   return "";
 }
@@ -106,6 +108,12 @@ int writeIR(mlir::Operation *op, const std::string &path, bool printLocations) {
 }
 
 int runImportCommand(const ImportCommandOptions &options) {
+  if (std::string error =
+          overwritesInput(options.output, {options.model.model});
+      !error.empty()) {
+    spdlog::error("{}", error);
+    return 1;
+  }
   mlir::MLIRContext context;
   auto imported = importModel(context, options.model, !options.noCanonicalize);
   if (!imported)

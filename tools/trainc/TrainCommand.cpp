@@ -358,6 +358,21 @@ int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
 } // namespace
 
 int runTrainCommand(const TrainCommandOptions &options) {
+  // Checkpoints and the saved model never replace what the run reads (a
+  // checkpoint may replace the one it resumed from).
+  std::vector<std::string> inputs = {options.model, options.labels,
+                                     options.data};
+  for (const std::string &feed : options.feeds)
+    inputs.push_back(feed.substr(feed.find('=') + 1));
+  for (const std::string *output : {&options.checkpoint, &options.save}) {
+    std::vector<std::string> read = inputs;
+    if (output == &options.save)
+      read.push_back(options.resume), read.push_back(options.checkpoint);
+    if (std::string error = overwritesInput(*output, read); !error.empty()) {
+      spdlog::error("{}", error);
+      return 1;
+    }
+  }
   bool fixed = !options.feeds.empty();
   if (fixed == !options.data.empty()) {
     spdlog::error("give either --data (train on a dataset) or --feed with "

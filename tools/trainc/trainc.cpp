@@ -57,11 +57,20 @@ int main(int argc, char **argv) {
                                      : spdlog::level::warn);
   spdlog::set_default_logger(logger);
 
-  if (import->parsed())
-    return trainc::cli::runImportCommand(importOptions);
-  if (compile->parsed())
-    return trainc::cli::runCompileCommand(compileOptions);
-  if (train->parsed())
-    return trainc::cli::runTrainCommand(trainOptions);
+  // Every expected failure is reported where it happens; an exception
+  // that gets here is a bug, but still an error message and a status,
+  // not an abort.
+  try {
+    if (import->parsed())
+      return trainc::cli::runImportCommand(importOptions);
+    if (compile->parsed())
+      return trainc::cli::runCompileCommand(compileOptions);
+    if (train->parsed())
+      return trainc::cli::runTrainCommand(trainOptions);
+  } catch (const std::bad_alloc &) {
+    spdlog::error("out of memory");
+  } catch (const std::exception &e) {
+    spdlog::error("internal error: {}", e.what());
+  }
   return 1;
 }

@@ -1,0 +1,41 @@
+"""Writes ONNX models a careless or hostile user might hand trainc, into the
+directory given as the only argument: shapes whose sizes overflow or that
+MLIR would take for dynamic ones, and attributes out of range."""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+
+
+def save(name, nodes, inputs, inits=()):
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    graph = helper.make_graph(nodes, name, inputs, [y], list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with open(os.path.join(out, name + ".onnx"), "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def x(shape):
+    return helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+
+
+# An initializer whose element count wraps around 2^64 to 0, with no data:
+# 0 bytes "fill" it.
+wrap = TensorProto()
+wrap.name = "w"
+wrap.data_type = TensorProto.FLOAT
+wrap.dims.extend([2**62, 4])
+save("wrapping_initializer", [helper.make_node("Add", ["x", "w"], ["y"])],
+     [x([2, 4])], [wrap])
+w = numpy_helper.from_array(np.ones((4, 3), np.float32), "w")
+save("negative_dim", [helper.make_node("MatMul", ["x", "w"], ["y"])], [x([2, -5])], [w])
+save("zero_dim", [helper.make_node("MatMul", ["x", "w"], ["y"])], [x([2, 0])], [w])
+save("huge_dim", [helper.make_node("Relu", ["x"], ["y"])], [x([2, 2**62])])
+# A Reshape to a huge static shape (the target is data).
+target = numpy_helper.from_array(np.array([2**31, 2**31, 2], np.int64), "shape")
+save("huge_reshape",
+     [helper.make_node("Expand", ["x", "shape"], ["y"])], [x([1, 1, 2])], [target])
