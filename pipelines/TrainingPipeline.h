@@ -28,10 +28,12 @@ void buildTrainingPipeline(
 /// to the kernel dialect, choose backends (`dispatchOverrides` are
 /// KERNEL=BACKEND), schedule generated kernels for vectors of
 /// `vectorLanes` f32 (the target's: targetVectorLanes in trainc/Codegen.h),
-/// place buffers in the arena.
+/// place buffers in the arena. `reluEpilogues`: ReLUs after oneDNN
+/// products become their post-ops (faster, but oneDNN 2.6 maps NaN to 0
+/// there: `trainc compile --relu-epilogues`).
 void buildKernelPipeline(mlir::OpPassManager &pm,
                          llvm::ArrayRef<std::string> dispatchOverrides,
-                         int64_t vectorLanes);
+                         int64_t vectorLanes, bool reluEpilogues = false);
 /// buildKernelPipeline in two halves, for a step between them (`trainc
 /// compile --tune` changes backends): up to and including dispatch (and
 /// the transposes folded into library products, which reads the same on
@@ -39,7 +41,8 @@ void buildKernelPipeline(mlir::OpPassManager &pm,
 void buildDispatchPipeline(mlir::OpPassManager &pm,
                            llvm::ArrayRef<std::string> dispatchOverrides,
                            int64_t vectorLanes);
-void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes);
+void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
+                                 bool reluEpilogues = false);
 
 /// Registers `--trainc-train` (for trainc-opt).
 void registerTrainingPipeline();

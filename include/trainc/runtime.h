@@ -37,8 +37,10 @@ typedef enum trainc_status {
   TRAINC_ERROR_UNSUPPORTED_CPU = 4,  /* the CPU lacks features the code uses */
   TRAINC_ERROR_KERNEL = 5,           /* a kernel rejected its input */
   TRAINC_ERROR_INTERNAL = 6,
-  TRAINC_ERROR_OUT_OF_MEMORY = 7 /* an allocation failed (the message
-                                    says how many bytes, for what) */
+  /* an allocation failed (the message says how many bytes, for what) */
+  TRAINC_ERROR_OUT_OF_MEMORY = 7,
+  /* a training step's loss is NaN or infinite (the step was taken) */
+  TRAINC_ERROR_NOT_FINITE = 8
 } trainc_status;
 
 typedef enum trainc_dtype {
@@ -108,7 +110,10 @@ TRAINC_API trainc_status trainc_get_loss_scale(const trainc_session *session,
                                                int64_t *skipped_steps);
 
 /* One training step on caller-owned buffers, in the order of the manifest's
- * "inputs"; `labels` may be NULL for a model whose output is its loss. */
+ * "inputs"; `labels` may be NULL for a model whose output is its loss.
+ * TRAINC_ERROR_NOT_FINITE when the step's loss is NaN or infinite: the
+ * step was taken (and `*loss` written), so the parameters may no longer be
+ * finite; stop, or restore a checkpoint. */
 TRAINC_API trainc_status trainc_train_step(trainc_session *session,
                                 const trainc_tensor *inputs,
                                 int32_t num_inputs,

@@ -378,7 +378,7 @@ LogicalResult importReduce(NodeImporter &n, int64_t axesInputSince) {
     axes = n.getInts("axes");
   }
   if (axes.empty()) {
-    if (n.getInt("noop_with_empty_axes", 0)) {
+    if (n.getBool("noop_with_empty_axes", false)) {
       n.setOutput(0, *n.input(0));
       return success();
     }
@@ -394,7 +394,7 @@ LogicalResult importReduce(NodeImporter &n, int64_t axesInputSince) {
   llvm::sort(axes);
   auto result = n.create<OpTy>(
       {*n.input(0)}, {n.arrayAttr("axes", axes),
-                      n.boolAttr("keepdims", n.getInt("keepdims", 1) != 0)});
+                      n.boolAttr("keepdims", n.getBool("keepdims", true))});
   if (failed(result))
     return failure();
   n.setOutput(0, *result);

@@ -45,12 +45,12 @@ LogicalResult importGemm(NodeImporter &n) {
     return failure();
   if (operands->size() < 2)
     return n.error("Gemm needs at least two inputs");
-  return finish(n, n.create<graph::GemmOp>(
-                       *operands,
-                       {n.f64Attr("alpha", n.getFloat("alpha", 1.0)),
-                        n.f64Attr("beta", n.getFloat("beta", 1.0)),
-                        n.boolAttr("trans_a", n.getInt("transA", 0) != 0),
-                        n.boolAttr("trans_b", n.getInt("transB", 0) != 0)}));
+  return finish(
+      n, n.create<graph::GemmOp>(
+             *operands, {n.f64Attr("alpha", n.getFloat("alpha", 1.0)),
+                         n.f64Attr("beta", n.getFloat("beta", 1.0)),
+                         n.boolAttr("trans_a", n.getBool("transA", false)),
+                         n.boolAttr("trans_b", n.getBool("transB", false))}));
 }
 
 /// Window attributes shared by Conv and the pools, with ONNX defaults and
@@ -130,7 +130,7 @@ LogicalResult importMaxPool(NodeImporter &n) {
   auto type = n.inputType(0);
   if (failed(type))
     return failure();
-  bool ceilMode = n.getInt("ceil_mode", 0) != 0;
+  bool ceilMode = n.getBool("ceil_mode", false);
   auto window = readWindow(n, *type, n.getInts("kernel_shape"));
   if (failed(window))
     return failure();
@@ -147,20 +147,20 @@ LogicalResult importAveragePool(NodeImporter &n) {
   auto type = n.inputType(0);
   if (failed(type))
     return failure();
-  bool ceilMode = n.getInt("ceil_mode", 0) != 0;
+  bool ceilMode = n.getBool("ceil_mode", false);
   auto window = readWindow(n, *type, n.getInts("kernel_shape"));
   if (failed(window))
     return failure();
   if (llvm::any_of(window->dilations, [](int64_t d) { return d != 1; }))
     return n.error("dilated AveragePool is not supported");
-  return finish(n, n.create<graph::AvgPoolOp>(
-                       {*n.input(0)},
-                       {n.arrayAttr("kernel_shape", window->kernel),
-                        n.arrayAttr("strides", window->strides),
-                        n.arrayAttr("pads", window->pads),
-                        n.boolAttr("count_include_pad",
-                                   n.getInt("count_include_pad", 0) != 0),
-                        n.boolAttr("ceil_mode", ceilMode)}));
+  return finish(
+      n, n.create<graph::AvgPoolOp>(
+             {*n.input(0)}, {n.arrayAttr("kernel_shape", window->kernel),
+                             n.arrayAttr("strides", window->strides),
+                             n.arrayAttr("pads", window->pads),
+                             n.boolAttr("count_include_pad",
+                                        n.getBool("count_include_pad", false)),
+                             n.boolAttr("ceil_mode", ceilMode)}));
 }
 
 LogicalResult importGlobalAveragePool(NodeImporter &n) {
@@ -180,8 +180,8 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
     return n.error("BatchNormalization needs five inputs");
   double epsilon = n.getFloat("epsilon", 1e-5);
   double momentum = n.getFloat("momentum", 0.9);
-  bool training = n.opset() >= 14 ? n.getInt("training_mode", 0) != 0
-                                  : n.numOutputs() > 1;
+  bool training =
+      n.opset() >= 14 ? n.getBool("training_mode", false) : n.numOutputs() > 1;
   if (n.outputUsed(3) || n.outputUsed(4))
     return n.error("the saved mean / variance outputs are not supported");
   if (!training) {

@@ -136,25 +136,59 @@ NodeImporter::attribute(llvm::StringRef name) const {
   return nullptr;
 }
 
+bool NodeImporter::typed(const onnx::AttributeProto *attr, int expected) const {
+  // Writers that leave `type` unset (old exporters) are taken at their
+  // word.
+  if (attr->type() == onnx::AttributeProto::UNDEFINED ||
+      attr->type() == expected)
+    return true;
+  auto name = [](int type) {
+    return onnx::AttributeProto::AttributeType_IsValid(type)
+               ? onnx::AttributeProto::AttributeType_Name(
+                     static_cast<onnx::AttributeProto::AttributeType>(type))
+               : "type " + std::to_string(type);
+  };
+  if (attributeError_.empty())
+    attributeError_ = "attribute '" + attr->name() + "' must be " +
+                      name(expected) + ", got " + name(attr->type());
+  return false;
+}
+
 int64_t NodeImporter::getInt(llvm::StringRef name, int64_t defaultValue) const {
   const auto *attr = attribute(name);
-  return attr ? attr->i() : defaultValue;
+  return attr && typed(attr, onnx::AttributeProto::INT) ? attr->i()
+                                                        : defaultValue;
+}
+
+bool NodeImporter::getBool(llvm::StringRef name, bool defaultValue) const {
+  const auto *attr = attribute(name);
+  if (!attr || !typed(attr, onnx::AttributeProto::INT))
+    return defaultValue;
+  if (attr->i() != 0 && attr->i() != 1) {
+    if (attributeError_.empty())
+      attributeError_ = "attribute '" + attr->name() +
+                        "' must be 0 or 1, got " + std::to_string(attr->i());
+    return defaultValue;
+  }
+  return attr->i() == 1;
 }
 
 double NodeImporter::getFloat(llvm::StringRef name, double defaultValue) const {
   const auto *attr = attribute(name);
-  return attr ? attr->f() : defaultValue;
+  return attr && typed(attr, onnx::AttributeProto::FLOAT) ? attr->f()
+                                                          : defaultValue;
 }
 
 std::string NodeImporter::getString(llvm::StringRef name,
                                     llvm::StringRef defaultValue) const {
   const auto *attr = attribute(name);
-  return attr ? attr->s() : defaultValue.str();
+  return attr && typed(attr, onnx::AttributeProto::STRING) ? attr->s()
+                                                           : defaultValue.str();
 }
 
 SmallVector<int64_t> NodeImporter::getInts(llvm::StringRef name) const {
   const auto *attr = attribute(name);
-  if (!attr)
+  if (!attr || !typed(attr, onnx::AttributeProto::INTS))
     return {};
   return SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
 }

@@ -65,12 +65,19 @@ public:
   mlir::FailureOr<mlir::RankedTensorType> inputType(unsigned i);
 
   // ---- attributes --------------------------------------------------------
+  // Each getter checks the attribute's declared type (a STRING where an INT
+  // belongs is not read as 0): a mismatch is recorded, and the node fails
+  // with it once its handler returns (attributeError()).
   const onnx::AttributeProto *attribute(llvm::StringRef name) const;
   int64_t getInt(llvm::StringRef name, int64_t defaultValue) const;
+  /// An INT attribute that is a flag: 0 or 1, nothing else.
+  bool getBool(llvm::StringRef name, bool defaultValue) const;
   double getFloat(llvm::StringRef name, double defaultValue) const;
   std::string getString(llvm::StringRef name,
                         llvm::StringRef defaultValue) const;
   llvm::SmallVector<int64_t> getInts(llvm::StringRef name) const;
+  /// The first attribute a getter found wrong ("" if none).
+  const std::string &attributeError() const { return attributeError_; }
 
   // ---- building ----------------------------------------------------------
   mlir::OpBuilder &builder();
@@ -124,6 +131,10 @@ private:
   const onnx::NodeProto &node_;
   size_t nodeIndex_;
   mlir::Location loc_;
+  mutable std::string attributeError_;
+
+  /// `attr` (non-null) has the type `expected`; else records the error.
+  bool typed(const onnx::AttributeProto *attr, int expected) const;
 };
 
 using NodeHandler = mlir::LogicalResult (*)(NodeImporter &);

@@ -272,7 +272,14 @@ OwningOpRef<ModuleOp> runNodes(ImportState &state, const GraphPlan &plan,
     const onnx::NodeProto &node = state.graph.node(index);
     NodeImporter importer(state, node, index);
     auto handler = import::handlerTable().lookup(import::handlerKey(node));
-    if (failed(handler(importer))) {
+    bool imported = succeeded(handler(importer));
+    // A wrong attribute is the cause of whatever followed from it.
+    if (!importer.attributeError().empty()) {
+      state.error.clear();
+      (void)importer.error(importer.attributeError());
+      return nullptr;
+    }
+    if (!imported) {
       if (state.error.empty())
         (void)importer.error("import failed");
       return nullptr;

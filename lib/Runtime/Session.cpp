@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -508,12 +509,18 @@ trainc_status trainc_train_step(trainc_session *session,
           run(*session, session->trainStep, trainc_model_train_step, inputs,
               num_inputs, labels, nullptr, 0))
     return status;
-  if (loss) {
-    auto it = session->scratch.find("loss");
-    *loss = it == session->scratch.end()
-                ? 0.0f
-                : *static_cast<const float *>(it->second.second.data());
-  }
+  auto it = session->scratch.find("loss");
+  float value = it == session->scratch.end()
+                    ? 0.0f
+                    : *static_cast<const float *>(it->second.second.data());
+  if (loss)
+    *loss = value;
+  if (!std::isfinite(value))
+    return fail(TRAINC_ERROR_NOT_FINITE,
+                "the loss of step " + std::to_string(session->step()) + " is " +
+                    (std::isnan(value) ? "NaN" : "infinite") +
+                    ": a NaN or an infinity in the data, the weights or a "
+                    "kernel");
   return TRAINC_OK;
 }
 

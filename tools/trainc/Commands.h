@@ -6,6 +6,8 @@
 #include "trainc/Import.h"
 #include "trainc/runtime.h"
 
+#include <CLI/CLI.hpp>
+
 #include <optional>
 #include <set>
 #include <string>
@@ -56,6 +58,8 @@ struct CompileCommandOptions {
   /// fastest (TuneDispatch.h), caching the times in `tuneCache`.
   bool tune = false;
   std::string tuneCache;
+  /// --relu-epilogues: ReLUs as oneDNN post-ops (NaN becomes 0 there).
+  bool reluEpilogues = false;
   std::string runtimeLibrary;
   TrainingPipelineOptions training;
   /// --amp: off, bf16, fp16 or bf16-storage (--trainc-amp).
@@ -120,6 +124,11 @@ int writeIR(mlir::Operation *op, const std::string &path, bool printLocations);
 /// error message, or an empty string on success.
 std::string writeFileAtomically(const std::string &path,
                                 const std::string &contents);
+
+/// CLI11's PositiveNumber and NonNegativeNumber (same names in --help)
+/// with messages a user can read: "must be positive, got '0'".
+CLI::Validator positive();
+CLI::Validator nonNegative();
 
 /// An error message if `output` exists and is one of `inputs` (the same
 /// file, by device and inode: links and other spellings of a path

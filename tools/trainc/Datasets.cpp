@@ -64,6 +64,20 @@ static llvm::Expected<std::string> readMaybeGzip(const std::string &path) {
   return bytes;
 }
 
+/// `count` elements of `dims` times `elementSize` bytes, or nullopt where a
+/// dim is negative or the product exceeds the data-file limit (checked
+/// without overflow).
+static std::optional<uint64_t> checkedBytes(llvm::ArrayRef<int64_t> dims,
+                                            uint64_t elementSize) {
+  uint64_t bytes = elementSize;
+  for (int64_t dim : dims)
+    if (dim < 0 ||
+        __builtin_mul_overflow(bytes, static_cast<uint64_t>(dim), &bytes) ||
+        bytes > kMaxDataBytes)
+      return std::nullopt;
+  return bytes;
+}
+
 static uint32_t bigEndian(const std::string &bytes, size_t offset) {
   auto b = reinterpret_cast<const unsigned char *>(bytes.data() + offset);
   return (uint32_t(b[0]) << 24) | (uint32_t(b[1]) << 16) | (uint32_t(b[2]) << 8) |
@@ -78,6 +92,14 @@ llvm::Expected<Dataset> loadIdx(const std::string &imagesPath,
   auto labels = readMaybeGzip(labelsPath);
   if (!labels)
     return labels.takeError();
+  return parseIdx(imagesPath, *images, labelsPath, *labels);
+}
+
+llvm::Expected<Dataset> parseIdx(const std::string &imagesPath,
+                                 const std::string &imageBytes,
+                                 const std::string &labelsPath,
+                                 const std::string &labelBytes) {
+  const std::string *images = &imageBytes, *labels = &labelBytes;
   if (images->size() < 16 || bigEndian(*images, 0) != 2051)
     return llvm::createStringError("'" + imagesPath +
                                    "' is not an IDX image file (magic 2051)");
@@ -87,9 +109,13 @@ llvm::Expected<Dataset> loadIdx(const std::string &imagesPath,
   Dataset data;
   data.count = bigEndian(*images, 4);
   data.itemShape = {bigEndian(*images, 8), bigEndian(*images, 12)};
-  size_t pixels = data.count * data.itemSize();
-  if (images->size() != 16 + pixels)
-    return llvm::createStringError("'" + imagesPath + "' is truncated");
+  std::optional<uint64_t> pixelCount =
+      checkedBytes({data.count, data.itemShape[0], data.itemShape[1]}, 1);
+  if (!pixelCount || images->size() != 16 + *pixelCount)
+    return llvm::createStringError("'" + imagesPath +
+                                   "' does not hold the images its header "
+                                   "counts");
+  size_t pixels = *pixelCount;
   if (bigEndian(*labels, 4) != data.count || labels->size() != 8 + size_t(data.count))
     return llvm::createStringError("'" + labelsPath + "' does not match '" +
                                    imagesPath + "'");
@@ -134,7 +160,7 @@ loadImageDirectory(std::string directory) {
 
 static llvm::Expected<HostArray> loadNpy(const std::string &path,
                                          const std::string &bytes) {
-  if (bytes.size() < 12 || bytes.compare(1, 5, "NUMPY") != 0)
+  if (bytes.size() < 12 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     return llvm::createStringError("'" + path + "' is not a .npy file");
   size_t headerLength, offset;
   if (bytes[6] == 1) {
@@ -146,7 +172,7 @@ static llvm::Expected<HostArray> loadNpy(const std::string &path,
     headerLength = length;
     offset = 12;
   }
-  if (offset + headerLength > bytes.size())
+  if (headerLength > bytes.size() - offset)
     return llvm::createStringError("'" + path + "' is truncated");
   std::string header = bytes.substr(offset, headerLength);
   if (header.find("'fortran_order': False") == std::string::npos)
@@ -172,26 +198,37 @@ static llvm::Expected<HostArray> loadNpy(const std::string &path,
   if (open == std::string::npos || close == std::string::npos)
     return llvm::createStringError("'" + path + "' has no shape");
   std::string dims = header.substr(open + 10, close - open - 10);
-  size_t count = 1;
   for (size_t start = 0; start < dims.size();) {
     size_t comma = dims.find(',', start);
-    std::string dim = dims.substr(start, comma == std::string::npos
-                                             ? std::string::npos
-                                             : comma - start);
-    if (dim.find_first_not_of(' ') != std::string::npos) {
-      array.shape.push_back(std::stoll(dim));
-      count *= array.shape.back();
+    llvm::StringRef dim =
+        llvm::StringRef(dims)
+            .substr(start, comma == std::string::npos ? llvm::StringRef::npos
+                                                      : comma - start)
+            .trim(' ');
+    if (!dim.empty()) {
+      int64_t value;
+      if (dim.getAsInteger(10, value))
+        return llvm::createStringError("'" + path +
+                                       "' has a shape that is "
+                                       "not integers: (" +
+                                       dims + ")");
+      array.shape.push_back(value);
     }
     if (comma == std::string::npos)
       break;
     start = comma + 1;
   }
+  std::optional<uint64_t> needed = checkedBytes(array.shape, elementSize);
+  if (!needed)
+    return llvm::createStringError("'" + path +
+                                   "' has a shape with a "
+                                   "negative or too large dimension: (" +
+                                   dims + ")");
   size_t data = offset + headerLength;
-  if (bytes.size() != data + count * elementSize)
-    return llvm::createStringError("'" + path + "' holds " +
-                                   std::to_string(bytes.size() - data) +
-                                   " data bytes, its shape needs " +
-                                   std::to_string(count * elementSize));
+  if (bytes.size() - data != *needed)
+    return llvm::createStringError(
+        "'" + path + "' holds " + std::to_string(bytes.size() - data) +
+        " data bytes, its shape needs " + std::to_string(*needed));
   array.bytes.assign(bytes.begin() + data, bytes.end());
   return array;
 }
@@ -203,18 +240,20 @@ static llvm::Expected<HostArray> loadTensorProto(const std::string &path,
     return llvm::createStringError("'" + path + "' is not an ONNX TensorProto");
   HostArray array;
   array.shape.assign(tensor.dims().begin(), tensor.dims().end());
-  size_t count = 1;
-  for (int64_t d : array.shape)
-    count *= d;
   auto take = [&](const char *dtype, size_t size, const void *typed,
                   size_t typedCount) -> llvm::Expected<HostArray> {
     array.dtype = dtype;
+    std::optional<uint64_t> needed = checkedBytes(array.shape, size);
+    if (!needed)
+      return llvm::createStringError("'" + path +
+                                     "' has a shape with a "
+                                     "negative or too large dimension");
     if (tensor.has_raw_data())
       array.bytes.assign(tensor.raw_data().begin(), tensor.raw_data().end());
     else
       array.bytes.assign(static_cast<const char *>(typed),
                          static_cast<const char *>(typed) + typedCount * size);
-    if (array.bytes.size() != count * size)
+    if (array.bytes.size() != *needed)
       return llvm::createStringError("'" + path + "' does not fill its shape");
     return array;
   };
@@ -239,6 +278,11 @@ llvm::Expected<HostArray> loadArray(const std::string &path) {
   std::string bytes(*size, '\0');
   if (!stream || !stream.read(bytes.data(), bytes.size()))
     return llvm::createStringError("cannot read '" + path + "'");
+  return parseArray(path, bytes);
+}
+
+llvm::Expected<HostArray> parseArray(const std::string &path,
+                                     const std::string &bytes) {
   if (llvm::StringRef(path).ends_with(".npy"))
     return loadNpy(path, bytes);
   if (llvm::StringRef(path).ends_with(".pb"))

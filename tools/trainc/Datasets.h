@@ -23,6 +23,11 @@ struct Dataset {
 /// gzip-compressed.
 llvm::Expected<Dataset> loadIdx(const std::string &images,
                                 const std::string &labels);
+/// The same from the files' (gunzipped) bytes; the names are for messages.
+llvm::Expected<Dataset> parseIdx(const std::string &imagesName,
+                                 const std::string &imageBytes,
+                                 const std::string &labelsName,
+                                 const std::string &labelBytes);
 
 /// train-* and t10k-* IDX files in `directory` (Fashion-MNIST's layout;
 /// "fashion-mnist" means Debian's /usr/share/datasets/fashion-mnist).
@@ -35,6 +40,9 @@ struct HostArray {
   std::vector<char> bytes;
 };
 llvm::Expected<HostArray> loadArray(const std::string &path);
+/// The same from the file's bytes (`path` picks the format: .npy or .pb).
+llvm::Expected<HostArray> parseArray(const std::string &path,
+                                     const std::string &bytes);
 
 } // namespace trainc::cli
 

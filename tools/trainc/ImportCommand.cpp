@@ -25,7 +25,7 @@ void addModelOptions(CLI::App &command, ModelOptions &options) {
       .add_option("--batch", options.batch,
                   "Batch size bound to the model's batch dimension (default: "
                   "the model's static batch size, or 1 if it is symbolic)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   command.add_option("--freeze", options.freeze,
                      "Regular expression: matching floating-point "
                      "initializers become constants, not parameters");
@@ -51,6 +51,25 @@ std::string writeFileAtomically(const std::string &path,
   }
   return rt::writeFileAtomically(path, contents);
 }
+
+namespace {
+CLI::Validator numberAtLeast(bool strict, const char *name) {
+  return CLI::Validator(
+      [strict](std::string &text) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value))
+          return "must be a number, got '" + text + "'";
+        if (strict ? value > 0 : value >= 0)
+          return "";
+        return std::string("must be ") +
+               (strict ? "positive" : "zero or more") + ", got '" + text + "'";
+      },
+      name);
+}
+} // namespace
+
+CLI::Validator positive() { return numberAtLeast(true, "POSITIVE"); }
+CLI::Validator nonNegative() { return numberAtLeast(false, "NONNEGATIVE"); }
 
 std::string overwritesInput(const std::string &output,
                             const std::vector<std::string> &inputs) {

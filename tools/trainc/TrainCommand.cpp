@@ -22,7 +22,9 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -40,17 +42,16 @@ void addTrainCommand(CLI::App &command, TrainCommandOptions &options) {
                      "fashion-mnist (Debian's dataset-fashion-mnist) or a "
                      "directory of IDX files in that layout");
   command.add_option("--epochs", options.epochs, "Passes over the data")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   command.add_option("--batch-size", options.batchSize, "Mini-batch size")
-      ->check(CLI::PositiveNumber)
+      ->check(positive())
       ->capture_default_str();
   command.add_option("--seed", options.seed,
                      "Seed of the data order and of dropout")
       ->capture_default_str();
-  command.add_option("--threads", options.threads,
-                     "Threads (0: all cores)")
-      ->check(CLI::NonNegativeNumber)
+  command.add_option("--threads", options.threads, "Threads (0: all cores)")
+      ->check(nonNegative())
       ->capture_default_str();
   command.add_option("--checkpoint", options.checkpoint,
                      "Save a checkpoint here after every epoch");
@@ -63,9 +64,10 @@ void addTrainCommand(CLI::App &command, TrainCommandOptions &options) {
                      "NAME=FILE.npy|FILE.pb: a fixed input batch (repeatable)");
   command.add_option("--labels", options.labels,
                      "FILE.npy|FILE.pb: the labels of the fixed batch");
-  command.add_option("--steps", options.steps,
-                     "Steps on the fixed batch (with --feed)")
-      ->check(CLI::PositiveNumber);
+  command
+      .add_option("--steps", options.steps,
+                  "Steps on the fixed batch (with --feed)")
+      ->check(positive());
   command.add_option("--freeze", options.compile.model.freeze,
                      "Regular expression of initializers to keep constant");
   addCodegenOptions(command, options.compile);
@@ -91,6 +93,44 @@ std::string lossScaling(const ModelApi &api, trainc_session *session) {
                 scale, static_cast<long long>(skipped),
                 skipped == 1 ? "" : "s");
   return text;
+}
+
+/// A step's loss was not finite (TRAINC_ERROR_NOT_FINITE): training stops
+/// there, and nothing of the run is saved. Returns the exit status.
+int notFinite(float loss, int64_t step) {
+  spdlog::error("step {}: the loss is {}: a NaN or an infinity in the data, "
+                "the weights or a kernel; stopping, nothing of this run is "
+                "saved",
+                step, loss);
+  return 1;
+}
+
+/// False, with an error, where a float parameter is not finite (a kernel
+/// that maps NaN to a number can hide it from the loss: --relu-epilogues):
+/// checked before anything is written.
+bool finiteParameters(const ModelApi &api, trainc_session *session,
+                      const nlohmann::json &manifest, const char *what) {
+  for (const auto &weight : manifest.at("weights")) {
+    if (weight.at("dtype") != "f32")
+      continue;
+    std::vector<int64_t> shape = weight.at("shape").get<std::vector<int64_t>>();
+    OwnedTensor tensor(TRAINC_FLOAT32, shape, sizeof(float));
+    std::string name = weight.at("name").get<std::string>();
+    if (api.getParameter(session, name.c_str(), &tensor.tensor) != TRAINC_OK)
+      continue; // not a parameter the session exposes
+    const float *values = reinterpret_cast<const float *>(tensor.bytes.data());
+    size_t count = tensor.bytes.size() / sizeof(float);
+    for (size_t i = 0; i < count; ++i)
+      if (!std::isfinite(values[i])) {
+        int64_t step = 0;
+        api.getStep(session, &step);
+        spdlog::error("{}: parameter '{}' is not finite after step {} "
+                      "(element {}: {}); nothing is written",
+                      what, name, step, i, values[i]);
+        return false;
+      }
+  }
+  return true;
 }
 
 /// Progress: a bar on a terminal, a line every `every` steps otherwise.
@@ -152,19 +192,56 @@ llvm::Expected<double> accuracy(const ModelApi &api, trainc_session *session,
 struct Position {
   int epoch = 0;          ///< completed epochs
   std::string generator;  ///< the shuffle generator's state at epoch start
+  /// What the run must be given again to continue it: --seed and the
+  /// training data (its fingerprint); absent in older checkpoints.
+  std::optional<int64_t> seed;
+  std::string data;
 
   std::string save() const {
-    return nlohmann::json{{"epoch", epoch}, {"generator", generator}}.dump();
+    nlohmann::json json{
+        {"epoch", epoch}, {"generator", generator}, {"data", data}};
+    if (seed)
+      json["seed"] = *seed;
+    return json.dump();
   }
   bool load(const std::string &text) {
     auto json = nlohmann::json::parse(text, nullptr, false);
-    if (json.is_discarded() || !json.contains("epoch"))
+    if (json.is_discarded() || !json.contains("epoch") ||
+        !json.contains("generator"))
       return false;
     epoch = json["epoch"];
     generator = json["generator"];
+    if (json.contains("seed"))
+      seed = json["seed"].get<int64_t>();
+    if (json.contains("data"))
+      data = json["data"].get<std::string>();
     return true;
   }
 };
+
+/// The training set's fingerprint: count, shape and a hash of its labels
+/// and pixels.
+std::string fingerprint(const Dataset &data) {
+  uint64_t hash = 1469598103934665603ull;
+  // FNV-1a over 64-bit words (and the last bytes): 60000 images in
+  // 30 ms.
+  auto mix = [&](const void *bytes, size_t size) {
+    const auto *p = static_cast<const unsigned char *>(bytes);
+    size_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+      uint64_t word;
+      std::memcpy(&word, p + i, 8);
+      hash = (hash ^ word) * 1099511628211ull;
+    }
+    for (; i < size; ++i)
+      hash = (hash ^ p[i]) * 1099511628211ull;
+  };
+  mix(data.labels.data(), data.labels.size() * sizeof(data.labels[0]));
+  mix(data.images.data(), data.images.size() * sizeof(data.images[0]));
+  return std::to_string(data.count) + " images of " +
+         std::to_string(data.itemSize()) + " values, hash " +
+         std::to_string(hash);
+}
 
 int trainOnDataset(const ModelApi &api, trainc_session *session,
                    const nlohmann::json &manifest,
@@ -194,11 +271,18 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
                   perSample, train.itemSize());
     return 1;
   }
+  if (train.count < batch) {
+    spdlog::error("--data: {} training images, fewer than one batch ({}): "
+                  "nothing to train on",
+                  train.count, batch);
+    return 1;
+  }
   OwnedTensor input(TRAINC_FLOAT32, inputs[0].shape, 4);
   OwnedTensor label(TRAINC_INT64, labels[0].shape, 8);
   OwnedTensor logits(TRAINC_FLOAT32, outputs[0].shape, 4);
 
   Position position;
+  std::string trainData = fingerprint(train);
   std::mt19937_64 generator(options.seed);
   if (!options.resume.empty()) {
     std::string extra(1 << 20, '\0');
@@ -210,6 +294,20 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
       spdlog::error("--resume: '{}' holds no data position (not written by "
                     "trainc train?)",
                     options.resume);
+      return 1;
+    }
+    // Another seed or other data: the run could no longer equal an
+    // uninterrupted one.
+    if (position.seed && *position.seed != options.seed) {
+      spdlog::error("--resume: '{}' was written by a run with --seed {}, "
+                    "this one has --seed {}",
+                    options.resume, *position.seed, options.seed);
+      return 1;
+    }
+    if (!position.data.empty() && position.data != trainData) {
+      spdlog::error("--resume: '{}' was written by a run on other training "
+                    "data ({}; this run's: {})",
+                    options.resume, position.data, trainData);
       return 1;
     }
     std::istringstream(position.generator) >> generator;
@@ -240,29 +338,39 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
         y[row] = train.labels[sample];
       }
       float stepLoss;
-      if (api.trainStep(session, &input.tensor, 1, &label.tensor, &stepLoss) !=
-          TRAINC_OK)
+      trainc_status status =
+          api.trainStep(session, &input.tensor, 1, &label.tensor, &stepLoss);
+      if (status == TRAINC_ERROR_NOT_FINITE)
+        return notFinite(stepLoss, (epoch - 1) * stepsPerEpoch + step + 1);
+      if (status != TRAINC_OK)
         return reportApiError(api, "training step");
       loss = stepLoss;
       samples += batch;
       progress.update(epoch, step + 1, stepsPerEpoch, loss, samples);
     }
-    auto correct = accuracy(api, session, test, input, logits);
-    if (!correct) {
-      spdlog::error("{}", llvm::toString(correct.takeError()));
-      return 1;
+    if (test.count == 0) {
+      std::printf("epoch %d: loss %.4f, no test images%s\n", epoch, loss,
+                  lossScaling(api, session).c_str());
+    } else {
+      auto correct = accuracy(api, session, test, input, logits);
+      if (!correct) {
+        spdlog::error("{}", llvm::toString(correct.takeError()));
+        return 1;
+      }
+      std::printf("epoch %d: loss %.4f, test accuracy %.2f%% (%lld images)%s\n",
+                  epoch, loss, 100.0 * *correct,
+                  static_cast<long long>(test.count),
+                  lossScaling(api, session).c_str());
     }
-    std::printf("epoch %d: loss %.4f, test accuracy %.2f%% (%lld images)%s\n",
-                epoch, loss, 100.0 * *correct,
-                static_cast<long long>(test.count),
-                lossScaling(api, session).c_str());
     std::fflush(stdout);
     position.epoch = epoch;
     if (!options.checkpoint.empty()) {
+      if (!finiteParameters(api, session, manifest, "--checkpoint"))
+        return 1;
       // The generator as it is now: the next epoch's shuffle starts here.
       std::ostringstream next;
       next << generator;
-      Position saved{epoch, next.str()};
+      Position saved{epoch, next.str(), options.seed, trainData};
       std::string extra = saved.save();
       if (api.saveCheckpoint(session, options.checkpoint.c_str(), extra.data(),
                              extra.size()) != TRAINC_OK)
@@ -340,14 +448,21 @@ int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
     return reportApiError(api, "--resume");
   for (int64_t step = 1; step <= options.steps; ++step) {
     float loss;
-    if (api.trainStep(session, inputTensors.data(), inputTensors.size(),
-                      labels.empty() ? nullptr : &labelTensor, &loss) != TRAINC_OK)
+    trainc_status status =
+        api.trainStep(session, inputTensors.data(), inputTensors.size(),
+                      labels.empty() ? nullptr : &labelTensor, &loss);
+    if (status != TRAINC_OK && status != TRAINC_ERROR_NOT_FINITE)
       return reportApiError(api, "training step");
     std::printf("step %lld: loss %.9g%s\n", static_cast<long long>(step), loss,
                 lossScaling(api, session).c_str());
+    std::fflush(stdout);
+    if (status == TRAINC_ERROR_NOT_FINITE)
+      return notFinite(loss, step);
   }
   std::fflush(stdout);
   if (!options.checkpoint.empty()) {
+    if (!finiteParameters(api, session, manifest, "--checkpoint"))
+      return 1;
     if (api.saveCheckpoint(session, options.checkpoint.c_str(), nullptr, 0) !=
         TRAINC_OK)
       return reportApiError(api, "--checkpoint");
@@ -434,7 +549,9 @@ int runTrainCommand(const TrainCommandOptions &options) {
   int status = fixed ? trainOnFixedBatch(**api, session, manifest, options)
                      : trainOnDataset(**api, session, manifest, options);
   if (status == 0 && !options.save.empty()) {
-    if ((*api)->exportOnnx(session, options.save.c_str()) != TRAINC_OK)
+    if (!finiteParameters(**api, session, manifest, "--save"))
+      status = 1;
+    else if ((*api)->exportOnnx(session, options.save.c_str()) != TRAINC_OK)
       status = reportApiError(**api, "--save");
     else
       spdlog::info("wrote {}", options.save);

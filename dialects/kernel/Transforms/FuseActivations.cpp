@@ -99,8 +99,9 @@ struct FuseActivationsPass
     // Bias adds first: oneDNN adds the bias before its post-ops.
     for (LaunchOp add : adds)
       fuseBias(add);
-    for (LaunchOp relu : relus)
-      fuseRelu(relu);
+    if (this->relus)
+      for (LaunchOp relu : relus)
+        fuseRelu(relu);
   }
 
   /// The product writes `reader`'s output in its place.

@@ -83,6 +83,12 @@ def FuseActivationsPass : Pass<"trainc-fuse-activations", "mlir::ModuleOp"> {
     operand.
   }];
   let dependentDialects = ["::trainc::kernel::KernelDialect"];
+  let options = [
+    Option<"relus", "relus", "bool", "false",
+           "fuse ReLUs too: faster, but oneDNN 2.6's ReLU post-op maps NaN "
+           "to 0 where the graph's ReLU keeps it (trainc compile "
+           "--relu-epilogues)">
+  ];
 }
 
 def AssignWeightLayoutsPass

@@ -1,13 +1,21 @@
 // --trainc-fuse-activations: a ReLU read only from a oneDNN convolution or
 // product becomes its post-op; the pre-activation buffer goes. So does a
 // ReLU of such a product rounded to bf16, the rounding moved after it.
-// RUN: trainc-opt %s --trainc-fuse-activations | FileCheck %s
+// ReLUs only with `relus=true` (trainc compile --relu-epilogues): oneDNN
+// 2.6's ReLU post-op maps NaN to 0, the generated ReLU keeps it; by
+// default only bias adds are fused.
+// RUN: trainc-opt %s --trainc-fuse-activations=relus=true | FileCheck %s
+// RUN: trainc-opt %s --trainc-fuse-activations | FileCheck %s --check-prefix=NANSAFE
 
 // CHECK-LABEL: func.func @conv_relu
 // CHECK-SAME: (%[[X:.*]]: memref<1x1x4x4xf32>, %[[W:.*]]: memref<2x1x3x3xf32>, %[[Y:.*]]: memref<1x2x4x4xf32>)
 // CHECK-NOT: kernel.alloc
 // CHECK: kernel.launch "graph.conv"(%[[X]], %[[W]]) -> (%[[Y]]) {backend = "dnnl", options = {pads = array<i64: 1, 1, 1, 1>, post_relu = true}}
 // CHECK-NOT: graph.relu
+// NANSAFE-LABEL: func.func @conv_relu
+// NANSAFE: kernel.alloc
+// NANSAFE: kernel.launch "graph.conv"{{.*}}options = {pads = array<i64: 1, 1, 1, 1>}}
+// NANSAFE: kernel.launch "graph.relu"
 func.func @conv_relu(%x: memref<1x1x4x4xf32>, %w: memref<2x1x3x3xf32>, %y: memref<1x2x4x4xf32>) {
   %c = kernel.alloc : memref<1x2x4x4xf32>
   kernel.launch "graph.conv"(%x, %w) -> (%c) {backend = "dnnl", options = {pads = array<i64: 1, 1, 1, 1>}} : (memref<1x1x4x4xf32>, memref<2x1x3x3xf32>) -> memref<1x2x4x4xf32>

@@ -39,3 +39,9 @@ save("huge_dim", [helper.make_node("Relu", ["x"], ["y"])], [x([2, 2**62])])
 target = numpy_helper.from_array(np.array([2**31, 2**31, 2], np.int64), "shape")
 save("huge_reshape",
      [helper.make_node("Expand", ["x", "shape"], ["y"])], [x([1, 1, 2])], [target])
+# Attributes out of range or of the wrong type.
+xg = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+wg = numpy_helper.from_array(np.ones((3, 4), np.float32), "w")
+save("gemm_trans_b_7", [helper.make_node("Gemm", ["x", "w"], ["y"], transB=7)], [xg], [wg])
+save("gemm_trans_b_string",
+     [helper.make_node("Gemm", ["x", "w"], ["y"], transB="yes")], [xg], [wg])

@@ -1,0 +1,144 @@
+//===- CheckpointFormat.cpp - a checkpoint's bytes ------------------------===//
+//
+// Format (little-endian), version 1:
+//   "TRAINCK1"  u32 version  u32 n + model hash  u64 n + caller's extra bytes
+//   u32 tensor count, then per tensor: u32 n + name, u32 dtype, u32 rank,
+//   i64 dims[rank], u64 n + data
+//   u64 FNV-1a hash of every byte before it
+// Plain C++ on bytes, no session: the fuzz target test/fuzz/checkpoint.cpp
+// links this file alone.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Runtime/Checkpoint.h"
+
+#include <cstring>
+#include <set>
+
+using namespace trainc::rt;
+
+namespace {
+
+constexpr char kMagic[8] = {'T', 'R', 'A', 'I', 'N', 'C', 'K', '1'};
+constexpr uint32_t kVersion = 1;
+
+uint64_t fnv1a(const std::string &bytes) {
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+template <typename T> void put(std::string &out, T value) {
+  out.append(reinterpret_cast<const char *>(&value), sizeof(T));
+}
+void putBytes(std::string &out, const void *data, size_t size) {
+  put<uint64_t>(out, size);
+  out.append(static_cast<const char *>(data), size);
+}
+
+/// Reads from a byte string; every read checks the bounds.
+struct Reader {
+  const std::string &bytes;
+  size_t position = 0;
+  bool ok = true;
+  template <typename T> T get() {
+    T value{};
+    if (position + sizeof(T) > bytes.size()) {
+      ok = false;
+      return value;
+    }
+    std::memcpy(&value, bytes.data() + position, sizeof(T));
+    position += sizeof(T);
+    return value;
+  }
+  std::string take(size_t size) {
+    // Not `position + size > size()`: a size near 2^64 would wrap.
+    if (size > bytes.size() - position) {
+      ok = false;
+      return {};
+    }
+    std::string value = bytes.substr(position, size);
+    position += size;
+    return value;
+  }
+};
+
+} // namespace
+
+std::string
+trainc::rt::serializeCheckpoint(const std::string &modelHash, const void *extra,
+                                size_t extraSize,
+                                const std::vector<SavedTensor> &tensors) {
+  std::string out(kMagic, sizeof(kMagic));
+  put<uint32_t>(out, kVersion);
+  put<uint32_t>(out, modelHash.size());
+  out += modelHash;
+  putBytes(out, extra, extraSize);
+  put<uint32_t>(out, tensors.size());
+  for (const SavedTensor &tensor : tensors) {
+    put<uint32_t>(out, tensor.name.size());
+    out += tensor.name;
+    put<uint32_t>(out, tensor.dtype);
+    put<uint32_t>(out, tensor.shape.size());
+    for (int64_t d : tensor.shape)
+      put<int64_t>(out, d);
+    putBytes(out, tensor.bytes.data(), tensor.bytes.size());
+  }
+  put<uint64_t>(out, fnv1a(out));
+  return out;
+}
+
+uint64_t trainc::rt::checkpointChecksum(const std::string &bytes) {
+  return fnv1a(bytes);
+}
+
+std::string trainc::rt::parseCheckpoint(
+    const std::string &bytes, const std::string &modelHash,
+    const std::map<std::string, ExpectedTensor> &expected,
+    CheckpointContents &contents) {
+  if (bytes.size() < sizeof(kMagic) + 8 ||
+      std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0)
+    return "is not a trainc checkpoint";
+  uint64_t stored;
+  std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
+  std::string body = bytes.substr(0, bytes.size() - 8);
+  if (fnv1a(body) != stored)
+    return "is damaged (checksum mismatch)";
+  Reader in{body, sizeof(kMagic)};
+  if (in.get<uint32_t>() != kVersion)
+    return "has an unknown format version";
+  std::string hash = in.take(in.get<uint32_t>());
+  if (in.ok && hash != modelHash)
+    return "was written by a different model";
+  contents.extra = in.take(in.get<uint64_t>());
+  if (contents.extra.size() > kMaxExtra)
+    return "holds more than 1 MiB of caller data";
+  uint32_t count = in.get<uint32_t>();
+  if (!in.ok || count != expected.size())
+    return "does not hold this model's state";
+  // Every tensor once, each checked before anything changes.
+  std::set<std::string> seen;
+  for (uint32_t i = 0; i < count && in.ok; ++i) {
+    std::string name = in.take(in.get<uint32_t>());
+    uint32_t dtype = in.get<uint32_t>();
+    uint32_t rank = in.get<uint32_t>();
+    if (rank > 16)
+      return "has a tensor of rank " + std::to_string(rank);
+    std::vector<int64_t> shape;
+    for (uint32_t d = 0; d < rank && in.ok; ++d)
+      shape.push_back(in.get<int64_t>());
+    std::string data = in.take(in.get<uint64_t>());
+    auto it = expected.find(name);
+    if (!in.ok || it == expected.end() || it->second.dtype != dtype ||
+        it->second.shape != shape || data.size() != it->second.bytes)
+      return "does not match tensor '" + name + "' of this model";
+    if (!seen.insert(name).second)
+      return "holds tensor '" + name + "' twice";
+    contents.tensors.emplace_back(name, std::move(data));
+  }
+  if (!in.ok || in.position != body.size())
+    return "is truncated or has trailing data";
+  return "";
+}
