@@ -18,6 +18,8 @@ PACKAGES=(
   libdnnl-dev libopenblas-dev
   # the integer-program solver of --trainc-remat solver=ilp|best
   coinor-libcbc-dev
+  # fuzzing and sanitizers (scripts/fuzz.sh: clang with libFuzzer)
+  clang-22 libclang-rt-22-dev libfuzzer-22-dev
   # data and reference (tests and benchmarks only; for /usr/bin/python3)
   dataset-fashion-mnist python3-torch python3-torchvision python3-onnx python3-numpy
 )

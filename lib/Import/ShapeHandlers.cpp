@@ -289,6 +289,8 @@ LogicalResult importSqueeze(NodeImporter &n) {
 }
 
 LogicalResult importConcat(NodeImporter &n) {
+  if (n.node().input_size() == 0)
+    return n.error("Concat needs at least one input");
   int64_t axisValue = n.getInt("axis", 0);
   // Concatenation of known 1-D vectors: shape arithmetic.
   bool allKnown = n.node().input_size() > 0;
@@ -330,7 +332,7 @@ LogicalResult importReshape(NodeImporter &n) {
   auto type = n.inputType(0);
   if (failed(type))
     return failure();
-  bool allowZero = n.getInt("allowzero", 0) != 0;
+  bool allowZero = n.getBool("allowzero", false);
   // Resolve ONNX's 0 / -1 entries against the input to get the concrete
   // target; batch-relative entries are re-derived from the probe run.
   SmallVector<int64_t> target(*requested);
@@ -351,7 +353,9 @@ LogicalResult importReshape(NodeImporter &n) {
     if (target[i] < 0)
       return n.error("shape entry " + std::to_string(target[i]) +
                      " is negative");
-    known *= target[i];
+    if (__builtin_mul_overflow(known, target[i], &known))
+      return n.error("shape " + graph::formatShape(*requested) +
+                     " has more than 2^63 elements");
   }
   if (inferIndex >= 0) {
     int64_t total = type->getNumElements();
