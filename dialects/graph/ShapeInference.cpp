@@ -2,6 +2,8 @@
 #include "dialects/graph/ShapeInference.h"
 
 #include "llvm/ADT/SmallSet.h"
+
+#include <limits>
 #include <string>
 
 using namespace mlir;
@@ -35,16 +37,21 @@ std::optional<int64_t> windowOutputSize(int64_t input, int64_t kernel,
                                         bool ceilMode) {
   if (isDynamic(input))
     return ShapedType::kDynamic;
-  int64_t effectiveKernel = dilation * (kernel - 1) + 1;
-  int64_t span = input + padBegin + padEnd - effectiveKernel;
-  if (span < 0 || stride <= 0)
+  // In 128 bits: kernel, stride, pads and dilation come from a model's
+  // attributes, and none of them may overflow the arithmetic.
+  using Wide = __int128;
+  Wide effectiveKernel = Wide(dilation) * (Wide(kernel) - 1) + 1;
+  Wide span = Wide(input) + padBegin + padEnd - effectiveKernel;
+  if (span < 0 || stride <= 0 || kernel <= 0 || dilation <= 0)
     return std::nullopt;
-  int64_t size = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  Wide size = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
   // With ceil_mode, a last window that would start inside the end padding
   // is dropped (ONNX and PyTorch agree on this).
-  if (ceilMode && (size - 1) * stride >= input + padBegin)
+  if (ceilMode && (size - 1) * stride >= Wide(input) + padBegin)
     --size;
-  return size;
+  if (size > std::numeric_limits<int64_t>::max())
+    return std::nullopt;
+  return static_cast<int64_t>(size);
 }
 
 std::string formatShape(llvm::ArrayRef<int64_t> shape) {
