@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/graph/Transforms/Passes.h"
 
+#include <cstdint>
 
 #include "mlir/IR/Builders.h"
 
@@ -49,11 +50,19 @@ std::optional<LiveTaps> liveTaps(ArrayRef<int64_t> input,
   LiveTaps live;
   SmallVector<int64_t> padsEnd;
   bool narrower = false;
+  // Taps times positions searched, at most: real kernels are a few taps
+  // wide; a model with a window too large to search keeps its taps.
+  constexpr int64_t kMaxSearch = int64_t(1) << 24;
+  using Wide = __int128;
   for (size_t d = 0; d < rank; ++d) {
+    if (kernel[d] <= 0 || output[d] <= 0 ||
+        Wide(kernel[d]) * output[d] > kMaxSearch)
+      return std::nullopt;
     int64_t lo = kernel[d], hi = 0;
     for (int64_t k = 0; k < kernel[d]; ++k)
       for (int64_t o = 0; o < output[d]; ++o) {
-        int64_t position = o * strides[d] + k * dilations[d] - pads[d];
+        // In 128 bits: strides, dilations and pads are a model's data.
+        Wide position = Wide(o) * strides[d] + Wide(k) * dilations[d] - pads[d];
         if (position >= 0 && position < input[d]) {
           lo = std::min(lo, k);
           hi = std::max(hi, k + 1);
@@ -62,17 +71,18 @@ std::optional<LiveTaps> liveTaps(ArrayRef<int64_t> input,
       }
     if (lo >= hi)
       return std::nullopt;
-    int64_t padBegin = pads[d] - lo * dilations[d];
+    Wide padBegin = Wide(pads[d]) - Wide(lo) * dilations[d];
     // The smallest end padding that gives `output` positions again.
-    int64_t padEnd = (output[d] - 1) * strides[d] +
-                     (hi - lo - 1) * dilations[d] + 1 - input[d] - padBegin;
-    if (padBegin < 0 || padEnd < 0)
+    Wide padEnd = Wide(output[d] - 1) * strides[d] +
+                  Wide(hi - lo - 1) * dilations[d] + 1 - input[d] - padBegin;
+    if (padBegin < 0 || padEnd < 0 || padBegin > INT64_MAX ||
+        padEnd > INT64_MAX)
       return std::nullopt;
     narrower |= lo > 0 || hi < kernel[d];
     live.lo.push_back(lo);
     live.hi.push_back(hi);
-    live.pads.push_back(padBegin);
-    padsEnd.push_back(padEnd);
+    live.pads.push_back(static_cast<int64_t>(padBegin));
+    padsEnd.push_back(static_cast<int64_t>(padEnd));
   }
   if (!narrower)
     return std::nullopt;
