@@ -178,6 +178,9 @@ llvm::Expected<BatchInfo> findBatch(const onnx::GraphProto &graph,
   for (const auto &input : graph.input()) {
     if (initializers.count(input.name()))
       continue;
+    if (info.dims.count(input.name()))
+      return makeError(file,
+                       "graph input '" + input.name() + "' is declared twice");
     if (!input.type().has_tensor_type() ||
         !input.type().tensor_type().has_shape())
       return makeError(file, "graph input '" + input.name() +
@@ -205,7 +208,8 @@ llvm::Expected<BatchInfo> findBatch(const onnx::GraphProto &graph,
     // disagree there, e.g. a bare MatMul, keeps those inputs as they are).
     for (const auto &input : graph.input()) {
       auto it = info.dims.find(input.name());
-      if (it == info.dims.end() || it->second.empty())
+      if (it == info.dims.end() || it->second.empty() ||
+          input.type().tensor_type().shape().dim_size() == 0)
         continue;
       int64_t size = input.type().tensor_type().shape().dim(0).dim_value();
       if (info.staticSize == 0)
