@@ -45,6 +45,12 @@ struct CodegenOptions {
   /// Time every kernel launch (trainc_get_profile); for `--profile` only,
   /// as the timers cost about 50 ns per launch.
   bool profile = false;
+  /// "cpu", or "cuda": every launch a generated kernel, compiled for each
+  /// of `gpuArchs` with the CUDA toolkit at `cudaPath` and run through the
+  /// CUDA driver (the runtime archive is then libtrainc_rt_cuda.a).
+  std::string target = "cpu";
+  std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
+  std::string cudaPath = "/usr/local/cuda";
 };
 
 /// What was produced.
@@ -89,8 +95,17 @@ llvm::Expected<KernelObject> compileLoopKernels(mlir::ModuleOp kernels,
                                                 const std::string &cpu);
 
 /// The runtime archive for the running executable: PREFIX/LIBDIR/
-/// libtrainc_rt.a when installed, build/lib/libtrainc_rt.a in the build tree.
-std::string defaultRuntimeLibrary(const char *argv0);
+/// libtrainc_rt.a when installed, build/lib/libtrainc_rt.a in the build
+/// tree (`name`: libtrainc_rt_cuda.a for the CUDA target).
+std::string defaultRuntimeLibrary(const char *argv0,
+                                  const std::string &name = "libtrainc_rt.a");
+
+/// PTX of the generated kernels of a lowered module (every launch
+/// generated) for GPU architecture `arch`, as `trainc compile --target cuda
+/// --emit ptx` prints it.
+llvm::Expected<std::string> emitGpuPtx(mlir::ModuleOp lowered,
+                                       const CodegenOptions &options,
+                                       const std::string &arch);
 
 } // namespace trainc
 

@@ -40,7 +40,10 @@ typedef enum trainc_status {
   /* an allocation failed (the message says how many bytes, for what) */
   TRAINC_ERROR_OUT_OF_MEMORY = 7,
   /* a training step's loss is NaN or infinite (the step was taken) */
-  TRAINC_ERROR_NOT_FINITE = 8
+  TRAINC_ERROR_NOT_FINITE = 8,
+  /* a --target cuda library: no CUDA driver, no GPU, no code for this GPU,
+   * or a device error (the message says which) */
+  TRAINC_ERROR_DEVICE = 9
 } trainc_status;
 
 typedef enum trainc_dtype {

@@ -27,6 +27,7 @@
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/kernel/Transforms/Passes.h"
 #include "dialects/loop/LoopOps.h"
+#include "dialects/loop/Transforms/LoopToGPU.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -73,7 +74,10 @@ struct Emitter {
   llvm::IRBuilder<> builder;
   llvm::PointerType *ptr;
   llvm::FunctionCallee launch, parallelFor, checkFailed, profileBegin,
-      profileEnd;
+      profileEnd, cudaLaunch, cudaCheck, cudaConstant;
+  const EmitTarget &target;
+  /// The CUDA target: every constant, in trainc_model_constants' order.
+  std::vector<std::pair<llvm::Constant *, uint64_t>> constants;
   /// Time every launch, and describe each in `profiled`.
   bool profile;
   nlohmann::json profiled = nlohmann::json::array();
@@ -84,9 +88,20 @@ struct Emitter {
   std::vector<llvm::Constant *> descriptors;
 
   Emitter(ModuleOp lowered, llvm::LLVMContext &context, llvm::Module &module,
-          bool profile)
+          bool profile, const EmitTarget &target)
       : lowered(lowered), context(context), module(module), builder(context),
-        ptr(llvm::PointerType::getUnqual(context)), profile(profile) {
+        ptr(llvm::PointerType::getUnqual(context)), target(target),
+        profile(profile) {
+    llvm::Type *i32 = builder.getInt32Ty(), *i64 = builder.getInt64Ty();
+    cudaLaunch = module.getOrInsertFunction(
+        "trainc_rt_cuda_launch",
+        llvm::FunctionType::get(i32, {ptr, ptr, i64, i64, ptr, i32}, false));
+    cudaCheck = module.getOrInsertFunction(
+        "trainc_rt_cuda_check",
+        llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false));
+    cudaConstant = module.getOrInsertFunction(
+        "trainc_rt_cuda_constant",
+        llvm::FunctionType::get(ptr, {ptr, i32}, false));
     launch = module.getOrInsertFunction(
         "trainc_rt_launch",
         llvm::FunctionType::get(builder.getInt32Ty(), {ptr, ptr, ptr, ptr},
@@ -205,15 +220,30 @@ struct Emitter {
         auto bytes = constantBytes(constant.getValue());
         if (!bytes)
           return bytes.takeError();
-        pointers[constant] =
+        llvm::GlobalVariable *global =
             bytesGlobal(*bytes, "constant." + std::to_string(globals++), false);
+        if (target.cuda) {
+          // The device copy the session made of it.
+          pointers[constant] = builder.CreateCall(
+              cudaConstant, {state, builder.getInt32(constants.size())});
+          constants.push_back({global, bytes->size()});
+        } else {
+          pointers[constant] = global;
+        }
       } else if (auto launchOp = dyn_cast<kernel::LaunchOp>(op)) {
         beginTimer(state);
-        if (auto error = launchOp.getCallee()
-                             ? emitGeneratedLaunch(launchOp, pointers, buffers,
-                                                   state, llvmFunction)
-                             : emitLaunch(launchOp, pointers, state, inputs,
-                                          outputs, llvmFunction))
+        if (auto error =
+                launchOp.getCallee()
+                    ? emitGeneratedLaunch(launchOp, pointers, buffers, state,
+                                          llvmFunction)
+                : target.cuda
+                    ? llvm::createStringError(
+                          "the CUDA target runs generated kernels "
+                          "only; " +
+                          launchOp.getKernel().str() + " is dispatched to " +
+                          launchOp.getBackend().str())
+                    : emitLaunch(launchOp, pointers, state, inputs, outputs,
+                                 llvmFunction))
           return error;
         endTimer(state, launchOp, function);
       } else if (!isa<func::ReturnOp>(op)) {
@@ -276,6 +306,9 @@ struct Emitter {
       builder.CreateStore(arguments.back(),
                           builder.CreateConstGEP1_64(ptr, buffers, i));
     }
+    if (target.cuda)
+      return emitGpuLaunch(kernelFunction, arguments, buffers, state,
+                           llvmFunction);
     unsigned index = 0;
     for (loop::NestOp nest : kernelFunction.getBody().getOps<loop::NestOp>()) {
       llvm::Function *function = nestFunction(
@@ -310,6 +343,54 @@ struct Emitter {
     return llvm::Error::success();
   }
 
+  /// Returns `status` from the function when it is not 0.
+  void returnIfFailed(llvm::Value *status, llvm::Function *function) {
+    auto *failed = llvm::BasicBlock::Create(context, "failed", function);
+    auto *next = llvm::BasicBlock::Create(context, "next", function);
+    builder.CreateCondBr(builder.CreateICmpNE(status, builder.getInt32(0)),
+                         failed, next);
+    builder.SetInsertPoint(failed);
+    builder.CreateRet(status);
+    builder.SetInsertPoint(next);
+  }
+
+  /// The CUDA target: each nest of the kernel is a GPU kernel of the same
+  /// name (--trainc-loop-to-gpu), launched with the kernel's buffers in
+  /// order; a loop.check is read back from the device after the last.
+  llvm::Error emitGpuLaunch(func::FuncOp kernelFunction,
+                            ArrayRef<llvm::Value *> arguments,
+                            llvm::Value *buffers, llvm::Value *state,
+                            llvm::Function *llvmFunction) {
+    unsigned numBuffers = arguments.size() - 2;
+    unsigned index = 0;
+    for (loop::NestOp nest : kernelFunction.getBody().getOps<loop::NestOp>()) {
+      std::string name =
+          loop::nestFunctionName(kernelFunction.getSymName(), index++);
+      loop::GpuLaunchShape shape =
+          loop::gpuLaunchShape(nest, target.gpuBlockSize);
+      if (shape.blocks == 0)
+        continue; // an empty domain
+      llvm::GlobalVariable *text = builder.CreateGlobalString(
+          name, "gpu_kernel." + std::to_string(globals++), 0, &module);
+      returnIfFailed(
+          builder.CreateCall(cudaLaunch,
+                             {state, text, builder.getInt64(shape.blocks),
+                              builder.getInt64(shape.threads), buffers,
+                              builder.getInt32(numBuffers)}),
+          llvmFunction);
+    }
+    if (auto check = kernelFunction->getAttrOfType<loop::CheckAttr>(
+            loop::kCheckAttrName)) {
+      llvm::GlobalVariable *message = builder.CreateGlobalString(
+          check.getMessage(), "check." + std::to_string(globals++), 0, &module);
+      returnIfFailed(
+          builder.CreateCall(
+              cudaCheck, {state, arguments[2 + check.getStatus()], message}),
+          llvmFunction);
+    }
+    return llvm::Error::success();
+  }
+
   llvm::Error emitLaunch(kernel::LaunchOp op,
                          llvm::DenseMap<Value, llvm::Value *> &pointers,
                          llvm::Value *state, llvm::Value *inputs,
@@ -330,16 +411,52 @@ struct Emitter {
     };
     store(inputs, op.getInputs());
     store(outputs, op.getOutputs());
-    llvm::Value *status =
-        builder.CreateCall(launch, {state, text, inputs, outputs});
-    auto *failed = llvm::BasicBlock::Create(context, "failed", function);
-    auto *next = llvm::BasicBlock::Create(context, "next", function);
-    builder.CreateCondBr(builder.CreateICmpNE(status, builder.getInt32(0)),
-                         failed, next);
-    builder.SetInsertPoint(failed);
-    builder.CreateRet(status);
-    builder.SetInsertPoint(next);
+    returnIfFailed(builder.CreateCall(launch, {state, text, inputs, outputs}),
+                   function);
     return llvm::Error::success();
+  }
+
+  /// A constant array `name` of `type` (hidden, for the runtime).
+  void exportArray(llvm::Type *element, std::vector<llvm::Constant *> entries,
+                   llvm::StringRef name) {
+    auto *type = llvm::ArrayType::get(element, entries.size());
+    auto *global = new llvm::GlobalVariable(
+        module, type, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
+        llvm::ConstantArray::get(type, entries), name);
+    global->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  }
+
+  /// trainc_model_constants, trainc_model_constant_sizes,
+  /// trainc_model_num_constants and trainc_model_gpu_images (Model.h);
+  /// empty on the CPU target.
+  void emitDeviceTables() {
+    std::vector<llvm::Constant *> data, sizes;
+    for (auto [global, size] : constants) {
+      data.push_back(global);
+      sizes.push_back(builder.getInt64(size));
+    }
+    exportArray(ptr, data, "trainc_model_constants");
+    exportArray(builder.getInt64Ty(), sizes, "trainc_model_constant_sizes");
+    auto *count = new llvm::GlobalVariable(
+        module, builder.getInt64Ty(), /*isConstant=*/true,
+        llvm::GlobalValue::ExternalLinkage, builder.getInt64(constants.size()),
+        "trainc_model_num_constants");
+    count->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    auto *imageType =
+        llvm::StructType::get(context, {ptr, ptr, builder.getInt64Ty()});
+    std::vector<llvm::Constant *> images;
+    for (const GpuImage &image : target.gpuImages) {
+      llvm::GlobalVariable *arch = builder.CreateGlobalString(
+          image.arch, "gpu_arch." + std::to_string(globals++), 0, &module);
+      llvm::GlobalVariable *fatbin = bytesGlobal(
+          image.fatbin, "gpu_fatbin." + std::to_string(globals++), false);
+      images.push_back(llvm::ConstantStruct::get(
+          imageType, {arch, fatbin, builder.getInt64(image.fatbin.size())}));
+    }
+    images.push_back(llvm::ConstantStruct::get(
+        imageType, {llvm::ConstantPointerNull::get(ptr),
+                    llvm::ConstantPointerNull::get(ptr), builder.getInt64(0)}));
+    exportArray(imageType, images, "trainc_model_gpu_images");
   }
 
   /// trainc_model_kernels: every descriptor, null-terminated, so that the
@@ -347,11 +464,7 @@ struct Emitter {
   void emitKernelTable() {
     std::vector<llvm::Constant *> entries = descriptors;
     entries.push_back(llvm::ConstantPointerNull::get(ptr));
-    auto *type = llvm::ArrayType::get(ptr, entries.size());
-    auto *table = new llvm::GlobalVariable(
-        module, type, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,
-        llvm::ConstantArray::get(type, entries), "trainc_model_kernels");
-    table->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    exportArray(ptr, entries, "trainc_model_kernels");
   }
 };
 
@@ -360,10 +473,10 @@ struct Emitter {
 llvm::Expected<std::unique_ptr<llvm::Module>>
 emitModelModule(ModuleOp lowered, const WeightStore &weights,
                 const std::string &manifestBase, StringRef inferenceModel,
-                bool profile, llvm::LLVMContext &context,
-                std::string &manifestJson) {
+                bool profile, const EmitTarget &target,
+                llvm::LLVMContext &context, std::string &manifestJson) {
   auto module = std::make_unique<llvm::Module>("trainc_model", context);
-  Emitter emitter(lowered, context, *module, profile);
+  Emitter emitter(lowered, context, *module, profile, target);
   nlohmann::json manifest = nlohmann::json::parse(manifestBase);
   nlohmann::json functions = nlohmann::json::object();
   nlohmann::json backends = nlohmann::json::object();
@@ -422,6 +535,7 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
     });
   }
   emitter.emitKernelTable();
+  emitter.emitDeviceTables();
   manifest["functions"] = functions;
   manifest["backends"] = backends;
   if (profile)

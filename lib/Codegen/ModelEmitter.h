@@ -2,6 +2,7 @@
 #ifndef TRAINC_LIB_CODEGEN_MODELEMITTER_H
 #define TRAINC_LIB_CODEGEN_MODELEMITTER_H
 
+#include "lib/Codegen/GpuKernels.h"
 #include "trainc/Import.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -11,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace trainc::codegen {
 
@@ -23,10 +25,22 @@ namespace trainc::codegen {
 /// trainc_export_onnx completes with the trained initializers. With
 /// `profile`, every launch is timed (trainc_rt_profile_begin/end) and the
 /// manifest's "profile" list describes each timed launch.
+/// What the launch sequence runs on. On the CUDA target, the generated
+/// functions receive device addresses (arguments, arena); every launch is
+/// a generated kernel, launched through trainc_rt_cuda_launch with the
+/// shape --trainc-loop-to-gpu gave it; constants are copied to the device
+/// when a session opens (trainc_model_constants); `gpuImages` become
+/// trainc_model_gpu_images.
+struct EmitTarget {
+  bool cuda = false;
+  int64_t gpuBlockSize = 256;
+  std::vector<GpuImage> gpuImages;
+};
+
 llvm::Expected<std::unique_ptr<llvm::Module>>
 emitModelModule(mlir::ModuleOp lowered, const WeightStore &weights,
-                const std::string &manifestBase,
-                llvm::StringRef inferenceModel, bool profile,
+                const std::string &manifestBase, llvm::StringRef inferenceModel,
+                bool profile, const EmitTarget &target,
                 llvm::LLVMContext &context, std::string &manifestJson);
 
 } // namespace trainc::codegen

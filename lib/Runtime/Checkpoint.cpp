@@ -36,7 +36,8 @@ extern "C" trainc_status trainc_save_checkpoint(const trainc_session *session,
     SavedTensor saved{name, static_cast<uint32_t>(tensor.first.dtype),
                       tensor.first.shape,
                       std::string(tensor.second.size(), '\0')};
-    session->readDense(name, saved.bytes.data());
+    if (trainc_status status = session->readDense(name, saved.bytes.data()))
+      return status;
     tensors.push_back(std::move(saved));
   }
   std::string out =

@@ -22,6 +22,20 @@ extern const uint64_t trainc_model_onnx_size;
 /// trainc_rt_launch (the same addresses), null-terminated: the session
 /// prepares each one when it opens.
 extern const char *const trainc_model_kernels[];
+/// The CUDA target's device code: one fatbin per architecture, ended by an
+/// entry with a null `arch` (only that entry on the CPU target).
+struct trainc_model_gpu_image {
+  const char *arch;
+  const void *data;
+  uint64_t size;
+};
+extern const trainc_model_gpu_image trainc_model_gpu_images[];
+/// The CUDA target: the model's constants (kernel.constant), which the
+/// session copies to the device; generated code asks for the copies by
+/// index (trainc_rt_cuda_constant). Empty on the CPU target.
+extern const void *const trainc_model_constants[];
+extern const uint64_t trainc_model_constant_sizes[];
+extern const uint64_t trainc_model_num_constants;
 int32_t trainc_model_train_step(void *state, void *const *arguments,
                                 void *arena);
 int32_t trainc_model_eval(void *state, void *const *arguments, void *arena);
@@ -41,6 +55,18 @@ int32_t trainc_rt_check_failed(void *state, const char *message,
 typedef void (*trainc_rt_task)(void *context, int64_t begin, int64_t end);
 void trainc_rt_parallel_for(trainc_rt_task task, void *context,
                             int64_t blocks);
+
+/// The CUDA target, called by generated code (arguments and the arena are
+/// device addresses there). Launches kernel `name` on `blocks` x `threads`
+/// with `count` device addresses as parameters; 0 or TRAINC_ERROR_DEVICE.
+int32_t trainc_rt_cuda_launch(void *state, const char *name, int64_t blocks,
+                              int64_t threads, void *const *addresses,
+                              int32_t count);
+/// After a kernel with a loop.check: reads its i64 status from the device
+/// and fails as trainc_rt_check_failed when it is not 0.
+int32_t trainc_rt_cuda_check(void *state, void *status, const char *message);
+/// The device copy of constant `index`.
+void *trainc_rt_cuda_constant(void *state, int32_t index);
 
 /// In a profiling build, around every launch: begin starts the clock, end
 /// adds the time since to launch `id` (see Profile in Session.h).

@@ -103,7 +103,8 @@ extern "C" trainc_status trainc_export_onnx(const trainc_session *session,
                   "the session has no tensor '" + name.get<std::string>() +
                       "' to export");
     std::string dense(it->second.first.bytes(), '\0');
-    session->readDense(it->first, dense.data());
+    if (trainc_status status = session->readDense(it->first, dense.data()))
+      return status;
     std::string tensor = tensorProto(it->first, it->second.first, dense.data());
     putBytesField(graph, 5, tensor.data(), tensor.size()); // initializer
   }

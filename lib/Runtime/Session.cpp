@@ -55,32 +55,35 @@ static trainc_status outOfMemory(size_t bytes, const std::string &what) {
               "out of memory: " + std::to_string(bytes) + " bytes for " + what);
 }
 
-void Session::readDense(const std::string &name, void *dense) const {
-  const Buffer &stored = persistent.at(name).second;
+trainc_status Session::readDense(const std::string &name, void *dense) const {
+  const void *stored = hostData(name);
+  if (!stored)
+    return TRAINC_ERROR_DEVICE;
   auto layout = layouts.find(name);
   if (layout == layouts.end())
-    std::memcpy(dense, stored.data(), stored.size());
+    std::memcpy(dense, stored, persistent.at(name).second.size());
   else
-    layout->second->toDense(stored.data(), dense);
+    layout->second->toDense(stored, dense);
+  return TRAINC_OK;
 }
 
 void Session::writeDense(const std::string &name, const void *dense) {
-  Buffer &stored = persistent.at(name).second;
+  void *stored = hostDataForWrite(name);
   auto layout = layouts.find(name);
   if (layout == layouts.end())
-    std::memcpy(stored.data(), dense, stored.size());
+    std::memcpy(stored, dense, persistent.at(name).second.size());
   else
-    layout->second->fromDense(dense, stored.data());
+    layout->second->fromDense(dense, stored);
 }
 
 int64_t Session::step() const {
-  auto it = persistent.find("step");
-  return it == persistent.end()
-             ? 0
-             : *static_cast<const int64_t *>(it->second.second.data());
+  if (!persistent.count("step"))
+    return 0;
+  const void *data = hostData("step");
+  return data ? *static_cast<const int64_t *>(data) : 0;
 }
 
-static bool isPersistentRole(const std::string &role) {
+bool isPersistentRole(const std::string &role) {
   return role == "parameter" || role == "state" || role == "constant" ||
          role == "optimizer_state" || role == "step" || role == "seed" ||
          role == "learning_rate";
@@ -265,9 +268,15 @@ static trainc_status openSession(const trainc_session_options *options,
                                        .get<double>()));
     size_t arena =
         std::max(session.trainStep.arenaSize, session.eval.arenaSize);
-    session.arena = Buffer(arena);
-    if (arena && !session.arena.data())
-      return outOfMemory(arena, "the arena of intermediates");
+    if (manifest.at("target").at("kind").get<std::string>() == "cuda") {
+      // The arena, the persistent tensors and the constants on the GPU.
+      if (trainc_status status = openDevice(session))
+        return status;
+    } else {
+      session.arena = Buffer(arena);
+      if (arena && !session.arena.data())
+        return outOfMemory(arena, "the arena of intermediates");
+    }
     if (manifest.contains("profile")) {
       Profile &profile = session.launchState.profile;
       profile.seconds.assign(manifest.at("profile").size(), 0.0);
@@ -360,6 +369,8 @@ static trainc_status run(Session &session, const FunctionInfo &function,
     return fail(TRAINC_ERROR_INVALID_ARGUMENT,
                 "expected " + std::to_string(nextInput) + " inputs, got " +
                     std::to_string(numInputs));
+  if (session.cuda)
+    return runOnDevice(session, function, entry, arguments);
   session.launchState.error.clear();
   if (int32_t status = entry(&session.launchState, arguments.data(),
                              session.arena.data()))
@@ -450,10 +461,10 @@ trainc_status trainc_set_learning_rate(trainc_session *session, double lr) {
   if (!(lr > 0))
     return fail(TRAINC_ERROR_INVALID_ARGUMENT,
                 "the learning rate must be positive");
-  auto it = session->persistent.find("learning_rate");
-  if (it != session->persistent.end()) {
+  if (session->persistent.count("learning_rate")) {
     float value = static_cast<float>(lr);
-    std::memcpy(it->second.second.data(), &value, sizeof(value));
+    std::memcpy(session->hostDataForWrite("learning_rate"), &value,
+                sizeof(value));
   }
   return TRAINC_OK;
 }
@@ -464,10 +475,13 @@ trainc_status trainc_get_learning_rate(const trainc_session *session,
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
   if (!lr)
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
-  auto it = session->persistent.find("learning_rate");
   float value = 0;
-  if (it != session->persistent.end())
-    std::memcpy(&value, it->second.second.data(), sizeof(value));
+  if (session->persistent.count("learning_rate")) {
+    const void *stored = session->hostData("learning_rate");
+    if (!stored)
+      return TRAINC_ERROR_DEVICE;
+    std::memcpy(&value, stored, sizeof(value));
+  }
   *lr = value;
   return TRAINC_OK;
 }
@@ -491,11 +505,14 @@ trainc_status trainc_get_loss_scale(const trainc_session *session,
       skippedTensor == session->persistent.end())
     return fail(TRAINC_ERROR_INVALID_ARGUMENT,
                 "the model has no loss scaling (compile it with --amp fp16)");
+  const void *scaleData = session->hostData("amp.loss_scale");
+  const void *skippedData = session->hostData("amp.skipped_steps");
+  if (!scaleData || !skippedData)
+    return TRAINC_ERROR_DEVICE;
   if (scale)
-    *scale = *static_cast<const float *>(scaleTensor->second.second.data());
+    *scale = *static_cast<const float *>(scaleData);
   if (skipped_steps)
-    *skipped_steps =
-        *static_cast<const int64_t *>(skippedTensor->second.second.data());
+    *skipped_steps = *static_cast<const int64_t *>(skippedData);
   return TRAINC_OK;
 }
 
@@ -560,8 +577,7 @@ trainc_status trainc_get_parameter(const trainc_session *session,
   ArgumentInfo argument{name, "parameter", it->second.first};
   if (trainc_status status = checkTensor(out, argument))
     return status;
-  session->readDense(name, out->data);
-  return TRAINC_OK;
+  return session->readDense(name, out->data);
 }
 
 trainc_status trainc_set_parameter(trainc_session *session, const char *name,

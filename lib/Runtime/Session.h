@@ -3,6 +3,7 @@
 #define TRAINC_LIB_RUNTIME_SESSION_H
 
 #include "lib/Runtime/Buffer.h"
+#include "lib/Runtime/CudaDevice.h"
 #include "lib/Runtime/Launch.h"
 #include "trainc/runtime.h"
 
@@ -10,6 +11,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -45,6 +47,10 @@ struct LaunchState {
   Buffer libraryScratch; ///< the largest PreparedLaunch::scratchBytes()
   std::string error;
   Profile profile;
+  /// The CUDA target: the device the kernels launch on, and the device
+  /// copy of each of the model's constants (trainc_rt_cuda_constant).
+  CudaDevice *cuda = nullptr;
+  std::vector<uint64_t> constants;
 };
 
 struct Session {
@@ -61,15 +67,52 @@ struct Session {
   Buffer arena;
   LaunchState launchState;
 
+  /// The CUDA target (null on the CPU): persistent tensors live on the
+  /// device; `persistent` holds host copies, refreshed on demand.
+  std::unique_ptr<CudaDevice> cuda;
+  std::map<std::string, DeviceBuffer> devicePersistent;
+  DeviceBuffer deviceArena;
+  /// Per argument name: device buffers of inputs, labels and outputs.
+  std::map<std::string, DeviceBuffer> deviceStaging;
+  std::vector<DeviceBuffer> deviceConstants;
+  /// Persistent tensors whose device copy is newer than the host copy
+  /// (after a step), and the other way round (after a write).
+  mutable std::set<std::string> hostStale;
+  std::set<std::string> deviceStale;
+
   int64_t step() const;
   /// Copies persistent tensor `name` (which exists) out of, or into, its
   /// storage as dense row-major bytes, converting a library's layout.
-  void readDense(const std::string &name, void *dense) const;
+  trainc_status readDense(const std::string &name, void *dense) const;
   void writeDense(const std::string &name, const void *dense);
+  /// The host copy of persistent tensor `name`, current (the CUDA target
+  /// downloads it after a step); null after a device error, with the
+  /// error recorded (fail).
+  const void *hostData(const std::string &name) const;
+  /// The host copy of `name` for the caller to overwrite whole; the device
+  /// copy is replaced before the next step.
+  void *hostDataForWrite(const std::string &name);
 };
 
 /// Records `message` as this thread's last error and returns `status`.
 trainc_status fail(trainc_status status, const std::string &message);
+
+/// Whether the session owns an argument of this role (parameters, state,
+/// optimizer state, ...), rather than the caller or the step.
+bool isPersistentRole(const std::string &role);
+
+/// A generated function: trainc_model_train_step or trainc_model_eval.
+using ModelEntry = int32_t (*)(void *, void *const *, void *);
+
+/// The CUDA target (CudaSession.cpp): opens the device and places the
+/// arena, the persistent tensors (from their host copies) and the
+/// constants there.
+trainc_status openDevice(Session &session);
+/// Runs `entry` on the device: `host` holds each argument's host pointer
+/// as the CPU target would pass it; inputs and labels are uploaded,
+/// outputs and the loss downloaded into them after the step.
+trainc_status runOnDevice(Session &session, const FunctionInfo &function,
+                          ModelEntry entry, const std::vector<void *> &host);
 
 } // namespace trainc::rt
 

@@ -19,19 +19,7 @@ import onnx
 import torch
 
 
-class Tensor(ctypes.Structure):
-    _fields_ = [("dtype", ctypes.c_int), ("rank", ctypes.c_int32),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("data", ctypes.c_void_p)]
-
-
-class Options(ctypes.Structure):
-    _fields_ = [("num_threads", ctypes.c_int32), ("seed", ctypes.c_uint64),
-                ("weights_path", ctypes.c_char_p)]
-
-
-def tensor(array, dtype_code):
-    shape = (ctypes.c_int64 * array.ndim)(*array.shape)
-    return Tensor(dtype_code, array.ndim, shape, array.ctypes.data), shape
+from capi import Options, Tensor, tensor  # noqa: E402,F401
 
 
 def main():

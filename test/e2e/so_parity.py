@@ -14,11 +14,10 @@ import json
 import os
 import sys
 
-import numpy as np
 import onnx
 from onnx import numpy_helper
 
-from reference_batch import OPTIMIZERS, error, run_steps, train_command
+from reference_batch import OPTIMIZERS, parity_check, run_steps, train_command
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
@@ -51,19 +50,9 @@ def main():
 
     def check(what, trainc, base):
         nonlocal failures
-        t32 = np.load(os.path.join(args.reference, "fp32", base))
-        t64 = np.load(os.path.join(args.reference, "fp64", base))
-        conditioning = error(t32, t64)
-        if conditioning <= 1e-4:
-            e = error(trainc, t32)
-            ok = e <= 1e-4
-            print(f"  {what:48s} e(trainc,fp32)={e:.2e} {'ok' if ok else 'FAIL'}"
-                  f"  [e(fp32,fp64)={conditioning:.2e} e(trainc,fp64)={error(trainc, t64):.2e}]")
-        else:
-            e = error(trainc, t64)
-            ok = e <= 4 * conditioning
-            print(f"  {what:48s} ill-conditioned: e(fp32,fp64)={conditioning:.2e} "
-                  f"e(trainc,fp64)={e:.2e} {'ok' if ok else 'FAIL'}")
+        ok, line = parity_check(trainc, os.path.join(args.reference, "fp32", base),
+                                os.path.join(args.reference, "fp64", base))
+        print(f"  {what:48s} {line}")
         failures += not ok
 
     print(f"{ref['model']} .so, 3 steps of {args.optimizer}"

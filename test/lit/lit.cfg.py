@@ -21,3 +21,8 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%models", os.path.join(config.trainc_source_dir, "models")))
 config.substitutions.append(("%generated_models", os.path.join(config.trainc_binary_dir, "models")))
 config.substitutions.append(("%python", config.python))
+# The CUDA target's tests compile with the toolkit (ptxas, fatbinary,
+# libdevice), passed explicitly; no GPU is needed.
+config.substitutions.append(("%cuda", config.cuda_path))
+if os.path.exists(os.path.join(config.cuda_path, "bin", "ptxas")):
+    config.available_features.add("cuda-toolkit")

@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -39,7 +40,7 @@ int main(int argc, char **argv) {
                   mlir::memref::MemRefDialect, mlir::linalg::LinalgDialect,
                   mlir::scf::SCFDialect, mlir::vector::VectorDialect,
                   mlir::affine::AffineDialect, mlir::ub::UBDialect,
-                  mlir::LLVM::LLVMDialect>();
+                  mlir::LLVM::LLVMDialect, mlir::gpu::GPUDialect>();
   mlir::func::registerInlinerExtension(registry);
   trainc::loop::registerLoopLoweringInterfaces(registry);
   return mlir::asMainReturnCode(

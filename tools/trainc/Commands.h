@@ -68,6 +68,10 @@ struct CompileCommandOptions {
   std::string memoryBudget;
   /// --remat-solver: how --memory-budget chooses what to recompute.
   std::string rematSolver = "best";
+  /// --target cpu|cuda, --gpu-arch, --cuda-path (trainc/Codegen.h).
+  std::string target = "cpu";
+  std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
+  std::string cudaPath = "/usr/local/cuda";
 };
 
 struct TrainCommandOptions {

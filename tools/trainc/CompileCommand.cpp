@@ -146,6 +146,37 @@ void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
                   "budget with fewer flops)")
       ->check(CLI::IsMember({"greedy", "ilp", "best"}))
       ->capture_default_str();
+  command
+      .add_option("--target", options.target,
+                  "cpu, or cuda: the step runs on an NVIDIA GPU (every "
+                  "kernel generated, compiled for --gpu-arch; the library "
+                  "needs the CUDA driver where it runs, not the toolkit)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  command
+      .add_option("--gpu-arch", options.gpuArchs,
+                  "--target cuda: GPU architectures to compile for, "
+                  "comma-separated (sm_75 ... sm_121; one fatbin each, the "
+                  "session loads the newest its GPU runs)")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](std::string &arch) -> std::string {
+            int number = 0;
+            if (arch.rfind("sm_", 0) != 0 ||
+                arch.find_first_not_of("0123456789a", 3) != std::string::npos ||
+                (number = std::atoi(arch.c_str() + 3)) < 75 || number > 121)
+              return "not a GPU architecture ptxas accepts (sm_75 ... "
+                     "sm_121, e.g. sm_80, sm_90): '" +
+                     arch + "'";
+            return "";
+          },
+          "ARCH"))
+      ->capture_default_str();
+  command
+      .add_option("--cuda-path", options.cudaPath,
+                  "--target cuda: the CUDA toolkit (ptxas, fatbinary, "
+                  "libdevice)")
+      ->capture_default_str();
   command.add_option("--runtime-library", options.runtimeLibrary,
                      "The runtime archive to link (default: "
                      "libtrainc_rt.a in the library directory of trainc's "
@@ -158,12 +189,15 @@ void addCompileCommand(CLI::App &command, CompileCommandOptions &options) {
   command.add_option("-o,--output", options.output,
                      "Where to write the result (default: libNAME.so for "
                      "--emit=so, stdout for IR)");
-  command.add_option("--emit", options.emit,
-                     "What to produce: so (the model library, with NAME.h "
-                     "and NAME.json beside it), graph (the imported @forward),"
-                     " train-graph (@gradients, @train_step, @eval) or kernel "
-                     "(launches with backends and arena offsets)")
-      ->check(CLI::IsMember({"so", "graph", "train-graph", "kernel"}))
+  command
+      .add_option("--emit", options.emit,
+                  "What to produce: so (the model library, with NAME.h "
+                  "and NAME.json beside it), graph (the imported @forward),"
+                  " train-graph (@gradients, @train_step, @eval) or kernel "
+                  "(launches with backends and arena offsets) or ptx "
+                  "(--target cuda: the generated kernels for the first "
+                  "--gpu-arch)")
+      ->check(CLI::IsMember({"so", "graph", "train-graph", "kernel", "ptx"}))
       ->capture_default_str();
   command.add_flag("--print-locations", options.printLocations,
                    "Print each op's location (its ONNX node name)");
@@ -209,7 +243,8 @@ static std::string modelHash(const CompileCommandOptions &options) {
        << "|memory_budget=" << options.memoryBudget << ","
        << options.rematSolver
        << "|loss_scale=" << options.training.initialLossScale << ","
-       << options.training.lossScaleGrowthInterval;
+       << options.training.lossScaleGrowthInterval
+       << "|target=" << options.target;
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : text.str()) {
     hash ^= c;
@@ -485,15 +520,33 @@ int runCompileCommand(const CompileCommandOptions &options) {
                      "f16-rounded operands (dynamic loss scaling on)");
     }
   }
+  // The CUDA target: every launch a generated kernel (GPU kernels from
+  // the same loop nests as on the CPU).
+  bool cuda = options.target == "cuda";
+  std::vector<std::string> dispatch = options.dispatch;
+  if (cuda) {
+    const char *unsupported = options.tune            ? "--tune"
+                              : options.profile       ? "--profile"
+                              : options.reluEpilogues ? "--relu-epilogues"
+                              : amp != "off"          ? "--amp"
+                                                      : nullptr;
+    if (unsupported) {
+      spdlog::error("{} is not built for --target cuda yet", unsupported);
+      return 1;
+    }
+    dispatch.insert(dispatch.begin(), "*=generated");
+  } else if (options.emit == "ptx") {
+    spdlog::error("--emit ptx prints GPU code: it needs --target cuda");
+    return 1;
+  }
   bool tune = options.tune && options.emit != "train-graph";
   // With --tune, the pipeline stops after dispatch for the measurements.
   mlir::PassManager pm(&context);
   buildTrainingPipeline(pm, training, ampPass);
   if (tune)
-    buildDispatchPipeline(pm, options.dispatch, *vectorLanes);
+    buildDispatchPipeline(pm, dispatch, *vectorLanes);
   else if (options.emit != "train-graph" && !budget)
-    buildKernelPipeline(pm, options.dispatch, *vectorLanes,
-                        options.reluEpilogues);
+    buildKernelPipeline(pm, dispatch, *vectorLanes, options.reluEpilogues);
   if (mlir::failed(pm.run(module)) || failed) {
     if (!failed)
       spdlog::error("{}: the training pipeline failed", options.model.model);
@@ -503,7 +556,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
   if (budget) {
     std::string error;
     auto lower = [&](mlir::OpPassManager &kernels) {
-      buildKernelPipeline(kernels, options.dispatch, *vectorLanes,
+      buildKernelPipeline(kernels, dispatch, *vectorLanes,
                           options.reluEpilogues);
     };
     if (mlir::failed(
@@ -562,6 +615,25 @@ int runCompileCommand(const CompileCommandOptions &options) {
           budgetReport.recomputedOps, budgetReport.recomputedFlops / 1e6,
           options.rematSolver, budgetReport.solver);
   }
+  CodegenOptions codegen;
+  codegen.cpu = options.cpu;
+  codegen.target = options.target;
+  codegen.gpuArchs = options.gpuArchs;
+  codegen.cudaPath = options.cudaPath;
+  if (options.emit == "ptx") {
+    auto ptx = emitGpuPtx(module, codegen, options.gpuArchs.front());
+    if (!ptx) {
+      spdlog::error("{}: {}", options.model.model,
+                    llvm::toString(ptx.takeError()));
+      return 1;
+    }
+    std::string error = writeFileAtomically(output, *ptx);
+    if (!error.empty()) {
+      spdlog::error("{}", error);
+      return 1;
+    }
+    return 0;
+  }
   if (options.emit != "so")
     return writeIR(module, output, options.printLocations);
 
@@ -571,11 +643,10 @@ int runCompileCommand(const CompileCommandOptions &options) {
                   output);
     return 1;
   }
-  CodegenOptions codegen;
-  codegen.cpu = options.cpu;
-  codegen.runtimeLibrary = options.runtimeLibrary.empty()
-                               ? defaultRuntimeLibrary(programPath)
-                               : options.runtimeLibrary;
+  codegen.runtimeLibrary =
+      !options.runtimeLibrary.empty() ? options.runtimeLibrary
+      : cuda ? defaultRuntimeLibrary(programPath, "libtrainc_rt_cuda.a")
+             : defaultRuntimeLibrary(programPath);
   codegen.modelHash = modelHash(options);
   std::string stem = llvm::sys::path::stem(output).str();
   codegen.modelName = llvm::StringRef(stem).starts_with("lib") ? stem.substr(3) : stem;

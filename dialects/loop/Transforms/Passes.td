@@ -32,6 +32,43 @@ def LowerLoopNestsPass : Pass<"trainc-lower-loop-nests", "mlir::ModuleOp"> {
     "::mlir::ub::UBDialect"];
 }
 
+def LoopToGPUPass : Pass<"trainc-loop-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Each loop nest as a GPU kernel (the CUDA target)";
+  let description = [{
+    The GPU sibling of `--trainc-lower-loop-nests`: every `loop.nest` of a
+    `loop.kernel` function becomes
+
+        gpu.func @KERNEL_nestN(<the kernel's buffers>) kernel
+
+    in `gpu.module @trainc_kernels` (the module becomes a
+    `gpu.container_module`). The nest's CPU schedule is ignored. Its
+    thread dimensions are the parallel dimensions every output indexes on
+    an axis of its own (`c * d + k`, `c != 0`), so distinct threads write
+    distinct elements; a nest whose output is also read through another
+    map has none. Each thread computes one point of them (the linear
+    thread id `block_id.x * block + thread_id.x`, innermost dimension
+    fastest, so that neighbouring threads touch neighbouring elements;
+    threads past the last point do nothing) and loops over the other
+    dimensions in domain order (`scf.for`), reductions included. An
+    output indexed by thread dimensions only (a row sum, a matrix product's
+    element) is loaded once, carried through the loops as a value and
+    stored once. The launch is `ceil(points / block)` blocks of
+    `min(points, block)` threads (`gpuLaunchShape` in LoopToGPU.h, which
+    the code generator calls too); nests over an empty domain become empty
+    kernels that are never launched. `loop.index` becomes the point's
+    index; buffers of `i1` are passed as `i8`. The `loop.kernel` functions
+    are erased.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::math::MathDialect"];
+}
+
 def WidenLowFloatsPass : Pass<"trainc-widen-low-floats", "mlir::ModuleOp"> {
   let summary = "bf16 and f16 elements computed in f32 registers";
   let description = [{

@@ -1,0 +1,81 @@
+#!/bin/bash
+# The CUDA target's check on a GPU (docs/GPU.md).
+#
+#   scripts/gpu-check.sh build DIR   compile the bundle: every reference
+#                                    model's --target cuda library (per
+#                                    optimizer of the reference) and its
+#                                    reference batch; needs trainc and the
+#                                    CUDA toolkit, not a GPU
+#   scripts/gpu-check.sh run DIR     train and time them (test/gpu/
+#                                    gpu_check.py); needs an NVIDIA GPU and
+#                                    python3 with torch, numpy and onnx,
+#                                    not LLVM or the toolkit
+#   scripts/gpu-check.sh [DIR]       both (default DIR: build/gpu-check)
+#
+# Environment: TRAINC (default build/bin/trainc), REFERENCES (the reference
+# batches, default build/reference), GPU_ARCH (default sm_80,sm_90),
+# CUDA_PATH (default /usr/local/cuda), MODELS (default: every reference
+# model but resnet18, whose bundle alone is 90 MB; add it by name), TARGET
+# (default cuda; cpu makes a bundle that checks the harness on a CPU).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+mode=all
+case "${1:-}" in build|run) mode=$1; shift ;; esac
+DIR=$(realpath -m "${1:-$ROOT/build/gpu-check}")
+TRAINC=${TRAINC:-$ROOT/build/bin/trainc}
+REFERENCES=${REFERENCES:-$ROOT/build/reference}
+GPU_ARCH=${GPU_ARCH:-sm_80,sm_90}
+CUDA_PATH=${CUDA_PATH:-/usr/local/cuda}
+TARGET=${TARGET:-cuda}
+MODELS=${MODELS:-"mlp cnn cnn_bn_opset15 transformer class_token tied_head"}
+TIMED="mlp cnn cnn_bn_opset15 transformer resnet18"
+
+build() {
+  mkdir -p "$DIR/lib"
+  local entries=()
+  for model in $MODELS; do
+    local ref="$REFERENCES/$model.ref" onnx="$ROOT/models/$model.onnx"
+    [ -f "$onnx" ] || onnx="$ROOT/build/models/$model.onnx"
+    [ -f "$ref/reference.json" ] || { echo "no reference batch $ref (build the tests first)" >&2; exit 1; }
+    local batch
+    batch=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['inputs'][0]['shape'][0])" "$ref/reference.json")
+    mkdir -p "$DIR/$model.ref/fp32" "$DIR/$model.ref/fp64"
+    cp "$ref/reference.json" "$DIR/$model.ref/"
+    cp -r "$ref/fp32/inputs" "$ref/fp32/labels.npy" "$DIR/$model.ref/fp32/"
+    [ "$model" = resnet18 ] && cp "$onnx" "$DIR/"
+    for optimizer in sgd_momentum adamw; do
+      case $optimizer in
+        sgd_momentum) flags="--optimizer sgd --lr 0.01 --momentum 0.9" ;;
+        adamw) flags="--optimizer adamw --lr 0.001 --weight-decay 0.01" ;;
+      esac
+      cp -r "$ref/fp32/$optimizer" "$DIR/$model.ref/fp32/"
+      cp -r "$ref/fp64/$optimizer" "$DIR/$model.ref/fp64/"
+      local library="lib${model}_$optimizer.so"
+      echo "compiling $library" >&2
+      # shellcheck disable=SC2086
+      "$TRAINC" compile "$onnx" --batch "$batch" $flags --target "$TARGET" \
+        --gpu-arch "$GPU_ARCH" --cuda-path "$CUDA_PATH" -o "$DIR/$library" 2>&1 |
+        grep -v "^\[info\]" >&2 || true
+      [ -f "$DIR/$library" ] || { echo "compiling $library failed" >&2; exit 1; }
+      local time=false
+      [ "$optimizer" = sgd_momentum ] && [[ " $TIMED " == *" $model "* ]] && time=true
+      entries+=("{\"model\": \"$model\", \"optimizer\": \"$optimizer\", \"library\": \"$library\", \"reference\": \"$model.ref\", \"time\": $time}")
+    done
+  done
+  # The runtime's one dependency a GPU machine may lack.
+  cp "$(gcc -print-file-name=libgomp.so.1)" "$DIR/lib/"
+  (IFS=,; echo "{\"libraries\": [${entries[*]}]}") > "$DIR/bundle.json"
+  du -sh "$DIR" >&2
+}
+
+run() {
+  export LD_LIBRARY_PATH="$DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  PYTHONUNBUFFERED=1 python3 "$ROOT/test/gpu/gpu_check.py" --bundle "$DIR" "$@"
+}
+
+case $mode in
+  build) build ;;
+  run) run "${@:2}" ;;
+  all) build && run ;;
+esac

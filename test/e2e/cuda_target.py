@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""The CUDA target without a GPU (docs/GPU.md, "What is verified where").
+
+  1. Every model given compiles with --target cuda for sm_80 and sm_90 (at
+     batch 8):
+     ptxas and fatbinary assemble its kernels (two fatbins in the library).
+  2. Without a driver, opening a session fails with TRAINC_ERROR_DEVICE and
+     one clear message (no driver on this machine; a missing driver file;
+     the toolkit's stub driver).
+  3. With the fake driver (fake_libcuda.c, loaded through TRAINC_LIBCUDA),
+     the host runtime of the first model, batch-sized as its reference:
+     the image it loads per compute capability, the launch sequence of a
+     step against the kernel IR's launches and loop nests, the copies of a
+     step (inputs and labels up, the loss down), the host copies of the
+     parameters (read once after a step, written back before the next),
+     out-of-memory and no-device errors.
+Exits 1 on the first failed check.
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+from capi import Options, Tensor, tensor
+
+DEVICE_ERROR, OUT_OF_MEMORY = 9, 7
+
+
+def expect(condition, what):
+    if not condition:
+        print(f"FAILED: {what}")
+        sys.exit(1)
+    print(f"ok: {what}")
+
+
+class Library:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.trainc_last_error.restype = ctypes.c_char_p
+        self.lib.trainc_manifest.restype = ctypes.c_char_p
+        self.keep = []
+
+    def open(self):
+        session = ctypes.c_void_p()
+        status = self.lib.trainc_session_open(ctypes.byref(Options(1, 0, None)),
+                                              ctypes.byref(session))
+        return status, session, self.lib.trainc_last_error().decode()
+
+    def tensor(self, array):
+        result, shape = tensor(array)
+        self.keep.append((array, shape))
+        return result
+
+
+def log_lines(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    open(path, "w").close()
+    return lines
+
+
+def expected_launches(kernel_ir):
+    """@train_step's GPU launches from the kernel IR: per kernel.launch of a
+    loop kernel, one per nest over a non-empty domain, named KERNEL_nestN."""
+    functions, current = {}, None
+    for line in kernel_ir.splitlines():
+        m = re.match(r"\s*func\.func (?:private )?@(\S+)\(", line)
+        if m:
+            current = m.group(1)
+            functions[current] = []
+        elif current and "kernel.launch" in line:
+            callee = re.search(r"callee = @([\w.$-]+)", line)
+            functions[current].append(("launch", callee.group(1) if callee else None))
+        elif current and "loop.nest" in line:
+            domain = re.search(r"domain = \[([^\]]*)\]", line).group(1)
+            empty = any(int(d) == 0 for d in domain.split(",") if d.strip())
+            functions[current].append(("nest", empty))
+    names = []
+    for kind, callee in functions["train_step"]:
+        assert callee, "a launch of the CUDA target without a loop kernel"
+        nests = [empty for k, empty in functions[callee] if k == "nest"]
+        names += [f"{callee}_nest{i}" for i, empty in enumerate(nests) if not empty]
+    return names
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--trainc", required=True)
+    p.add_argument("--fake-driver", required=True)
+    p.add_argument("--cuda-path", required=True)
+    p.add_argument("--reference", required=True, help="the first model's .ref")
+    p.add_argument("--workdir", required=True)
+    p.add_argument("models", nargs="+")
+    args = p.parse_args()
+    os.makedirs(args.workdir, exist_ok=True)
+    cuda = ["--target", "cuda", "--cuda-path", args.cuda_path]
+
+    # 1. Every model, for both architectures.
+    for model in args.models:
+        name = os.path.splitext(os.path.basename(model))[0]
+        library = os.path.join(args.workdir, f"lib{name}.so")
+        subprocess.run([args.trainc, "compile", model, "--batch", "8",
+                        "--gpu-arch", "sm_80,sm_90", "-o", library] + cuda,
+                       check=True)
+        data = open(library, "rb").read()
+        expect(data.count(bytes.fromhex("50ed55ba")) == 2,
+               f"{name}: one fatbin each for sm_80 and sm_90 ({len(data)} bytes)")
+
+    # The first model at its reference batch, for the runtime checks.
+    ref = json.load(open(os.path.join(args.reference, "reference.json")))
+    inputs = [np.load(os.path.join(args.reference, "fp32", "inputs", s["name"] + ".npy"))
+              for s in ref["inputs"]]
+    labels = np.load(os.path.join(args.reference, "fp32", "labels.npy"))
+    library = os.path.join(args.workdir, "libfirst.so")
+    common = [args.trainc, "compile", args.models[0], "--batch", str(inputs[0].shape[0])]
+    subprocess.run(common + ["--gpu-arch", "sm_80,sm_90", "-o", library] + cuda,
+                   check=True)
+    kernel_ir = subprocess.run(common + ["--emit", "kernel"] + cuda, check=True,
+                               capture_output=True, text=True).stdout
+    ptx = subprocess.run(common + ["--emit", "ptx", "--gpu-arch", "sm_90"] + cuda,
+                         check=True, capture_output=True, text=True).stdout
+    entries = set(re.findall(r"\.entry (\w+)\(", ptx))
+    lib = Library(library)
+    manifest = json.loads(lib.lib.trainc_manifest().decode())
+
+    # 2. No driver.
+    os.environ.pop("TRAINC_LIBCUDA", None)
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        print("skipped: this machine has a CUDA driver (libcuda.so.1)")
+    except OSError:
+        status, _, message = lib.open()
+        expect(status == DEVICE_ERROR and message.startswith("no CUDA driver: cannot load libcuda.so.1"),
+               f"no driver on this machine: {status}, '{message}'")
+    os.environ["TRAINC_LIBCUDA"] = os.path.join(args.workdir, "nowhere", "libcuda.so.1")
+    status, _, message = lib.open()
+    expect(status == DEVICE_ERROR and "no CUDA driver: cannot load" in message,
+           f"a missing driver file: '{message}'")
+    stub = os.path.join(args.cuda_path, "lib64", "stubs", "libcuda.so")
+    if os.path.exists(stub):
+        os.environ["TRAINC_LIBCUDA"] = stub
+        status, _, message = lib.open()
+        expect(status == DEVICE_ERROR and "stub" in message,
+               f"the toolkit's stub driver: '{message}'")
+
+    # 3. The fake driver.
+    log = os.path.join(args.workdir, "fake-cuda.log")
+    os.environ["TRAINC_LIBCUDA"] = args.fake_driver
+    os.environ["FAKE_CUDA_LOG"] = log
+    open(log, "w").close()
+    sizes = {}
+    for cc in (75, 80, 86, 90, 100):
+        os.environ["FAKE_CUDA_CC"] = str(cc)
+        status, session, message = lib.open()
+        if cc == 75:
+            expect(status == DEVICE_ERROR and message.startswith(
+                "no code for this GPU: Fake GPU is sm_75, the library was compiled for sm_80, sm_90"),
+                f"sm_75: '{message}'")
+            continue
+        expect(status == 0, f"sm_{cc}: the session opens ({message or 'no error'})")
+        loaded = [int(l.split()[1]) for l in log_lines(log) if l.startswith("module")]
+        expect(len(loaded) == 1, f"sm_{cc}: one image loaded ({loaded})")
+        sizes[cc] = loaded[0]
+        lib.lib.trainc_session_close(session)
+    expect(sizes[80] == sizes[86] and sizes[90] == sizes[100] and sizes[80] != sizes[90],
+           f"the newest image a device runs: sm_80/86 load {sizes[80]} bytes, sm_90/100 {sizes[90]}")
+
+    os.environ["FAKE_CUDA_CC"] = "90"
+    status, session, message = lib.open()
+    opened = log_lines(log)
+    persistent = [a for a in manifest["functions"]["train_step"]["arguments"]
+                  if a["role"] not in ("input", "labels", "output", "loss")]
+    persistent_bytes = sorted(int(np.prod(a["shape"], dtype=np.int64)) *
+                              (8 if a["dtype"] in ("i64", "f64") else 4) for a in persistent)
+    uploads = sorted(int(l.split()[1]) for l in opened if l.startswith("htod"))
+    expect(all(b in uploads for b in persistent_bytes),
+           f"open: every persistent tensor uploaded ({len(persistent)} tensors, "
+           f"{len(uploads)} uploads with the constants)")
+
+    xs = (Tensor * len(inputs))(*[lib.tensor(x) for x in inputs])
+    y = lib.tensor(labels)
+    loss = ctypes.c_float()
+    steps = []
+    for _ in range(2):
+        status = lib.lib.trainc_train_step(session, xs, len(inputs), ctypes.byref(y),
+                                           ctypes.byref(loss))
+        expect(status == 0, f"a step on the fake device ({lib.lib.trainc_last_error().decode() or 'no error'})")
+        steps.append(log_lines(log))
+    launches = [l.split()[1] for l in steps[1] if l.startswith("launch")]
+    expected = expected_launches(kernel_ir)
+    expect(launches == expected,
+           f"a step launches the kernel IR's nests in order ({len(launches)} launches)")
+    expect(set(launches) <= entries, "every launched kernel is an .entry of the PTX")
+    blocks = [int(l.split()[3]) for l in steps[1] if l.startswith("launch")]
+    expect(all(0 < b <= 256 for b in blocks), "blocks of at most 256 threads")
+    copies = [l for l in steps[1] if l.startswith(("htod", "dtoh"))]
+    input_bytes = [x.nbytes for x in inputs] + [labels.nbytes]
+    expect([int(c.split()[1]) for c in copies if c.startswith("htod")] == input_bytes,
+           f"a step uploads its inputs and labels only ({input_bytes} bytes)")
+    expect(copies[-1] == "dtoh 4", "and downloads its loss last (4 bytes)")
+    expect(not any(l.startswith("alloc") for l in steps[1]), "no allocation during a step")
+
+    name = persistent[0]["name"]
+    value = np.zeros(persistent[0]["shape"], np.float32)
+    out = lib.tensor(value)
+    for attempt in range(2):
+        expect(lib.lib.trainc_get_parameter(session, name.encode(), ctypes.byref(out)) == 0,
+               f"get '{name}'")
+        reads = [l for l in log_lines(log) if l.startswith("dtoh")]
+        expect(reads == ([f"dtoh {value.nbytes}"] if attempt == 0 else []),
+               f"read #{attempt + 1} downloads {'it' if attempt == 0 else 'nothing'}: {reads}")
+    value += 1.5
+    expect(lib.lib.trainc_set_parameter(session, name.encode(), ctypes.byref(lib.tensor(value))) == 0,
+           f"set '{name}'")
+    expect(lib.lib.trainc_train_step(session, xs, len(inputs), ctypes.byref(y),
+                                     ctypes.byref(loss)) == 0, "the step after the write")
+    ups = [int(l.split()[1]) for l in log_lines(log) if l.startswith("htod")]
+    expect(ups == [value.nbytes] + input_bytes,
+           f"the written parameter goes up before the step's inputs: {ups}")
+    lib.lib.trainc_session_close(session)
+    expect(any(l == "free" for l in log_lines(log)), "close frees the device memory")
+
+    os.environ["FAKE_CUDA_MEMORY"] = "1000"
+    status, _, message = lib.open()
+    expect(status == OUT_OF_MEMORY and "out of GPU memory" in message,
+           f"too little GPU memory: '{message}'")
+    del os.environ["FAKE_CUDA_MEMORY"]
+    os.environ["FAKE_CUDA_DEVICES"] = "0"
+    status, _, message = lib.open()
+    expect(status == DEVICE_ERROR and message == "no CUDA device: the driver found no GPU",
+           f"no device: '{message}'")
+    print("the CUDA target's host runtime checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

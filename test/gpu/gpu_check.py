@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""The GPU check of the CUDA target, run where an NVIDIA GPU is (scripts/gpu-check.sh).
+
+Reads a bundle that `scripts/gpu-check.sh build` made (bundle.json, the
+--target cuda libraries, the reference batches of models/export.py) and:
+
+  parity   each library trains 3 steps on its model's reference batch
+           through the C API (ctypes); its losses and trained tensors are
+           compared with PyTorch's by the parity criterion of
+           docs/TRAINING.md (test/e2e/so_parity.py's check).
+  timing   the libraries marked for timing against PyTorch CUDA on the same
+           model and batch (models/export.py's module with the ONNX
+           weights, SGD with momentum, CrossEntropyLoss): eager and
+           torch.compile. Every step of every runner ends with the loss on
+           the host (trainc_train_step returns it; PyTorch's loss.item()),
+           so a step's time is its whole latency. Runners alternate in
+           rounds; medians and ranges of ms/step are printed.
+
+Prints every figure and exits 1 when any tensor fails parity.
+"""
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "models"))
+sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
+from capi import Options, Tensor, tensor  # noqa: E402
+from reference_batch import parity_check  # noqa: E402
+
+class Library:
+    """One --target cuda library, one session."""
+
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(os.path.abspath(path))
+        self.lib.trainc_last_error.restype = ctypes.c_char_p
+        self.lib.trainc_manifest.restype = ctypes.c_char_p
+        self.manifest = json.loads(self.lib.trainc_manifest().decode())
+        self.session = ctypes.c_void_p()
+        status = self.lib.trainc_session_open(ctypes.byref(Options(0, 0, None)),
+                                              ctypes.byref(self.session))
+        self.check(status, "session open")
+        self.keep = []
+
+    def check(self, status, what):
+        if status != 0:
+            raise RuntimeError(f"{what}: status {status}: "
+                               f"{self.lib.trainc_last_error().decode()}")
+
+    def tensor(self, array):
+        array = np.ascontiguousarray(array)
+        result, shape = tensor(array)
+        self.keep.append((array, shape))
+        return result
+
+    def bind(self, inputs, labels):
+        """The step's argument structures, built once."""
+        self.inputs = (Tensor * len(inputs))(*[self.tensor(x) for x in inputs])
+        self.labels = self.tensor(labels)
+        self.loss = ctypes.c_float()
+
+    def step(self):
+        self.check(self.lib.trainc_train_step(self.session, self.inputs,
+                                              len(self.inputs),
+                                              ctypes.byref(self.labels),
+                                              ctypes.byref(self.loss)),
+                   "train step")
+        return self.loss.value
+
+    def parameter(self, name, like):
+        out = np.empty_like(like, dtype=np.float32 if like.dtype == np.float64
+                            else like.dtype)
+        self.check(self.lib.trainc_get_parameter(self.session, name.encode(),
+                                                 ctypes.byref(self.tensor(out))),
+                   f"get {name}")
+        return out
+
+    def close(self):
+        self.lib.trainc_session_close(self.session)
+
+
+def reference_batch(ref_dir, ref):
+    inputs = [np.load(os.path.join(ref_dir, "fp32", "inputs", spec["name"] + ".npy"))
+              for spec in ref["inputs"]]
+    return inputs, np.load(os.path.join(ref_dir, "fp32", "labels.npy"))
+
+
+def parity(entry, bundle):
+    """3 steps of `entry`'s library against PyTorch; the number of failures."""
+    ref_dir = os.path.join(bundle, entry["reference"])
+    ref = json.load(open(os.path.join(ref_dir, "reference.json")))
+    optimizer = entry["optimizer"]
+    library = Library(os.path.join(bundle, entry["library"]))
+    library.bind(*reference_batch(ref_dir, ref))
+    losses = [library.step() for _ in range(3)]
+    failures = 0
+
+    def check(what, trainc, base):
+        nonlocal failures
+        ok, line = parity_check(trainc, os.path.join(ref_dir, "fp32", base),
+                                os.path.join(ref_dir, "fp64", base), "gpu")
+        print(f"  {what:48s} {line}")
+        failures += not ok
+
+    print(f"{ref['model']}, 3 steps of {optimizer} on the GPU "
+          f"({entry['library']})", flush=True)
+    check("losses of steps 1-3", losses, f"{optimizer}/losses.npy")
+    for name in ref["parameters"] + ref.get("buffers", []):
+        like = np.load(os.path.join(ref_dir, "fp32", optimizer, "params", name + ".npy"))
+        check(name, library.parameter(name, like), f"{optimizer}/params/{name}.npy")
+    library.close()
+    print("  FAILED" if failures else "  all tensors within the parity criterion",
+          flush=True)
+    return failures
+
+
+def torch_runner(model, bundle, inputs, labels, mode):
+    """A PyTorch CUDA training step of `model` (eager or torch.compile)."""
+    import torch
+    import export  # models/export.py
+    spec = export.SPECS[model]
+    module = export.build(spec)
+    export.load_from_onnx(module, os.path.join(ROOT, "models", model + ".onnx")
+                          if os.path.exists(os.path.join(ROOT, "models", model + ".onnx"))
+                          else os.path.join(bundle, model + ".onnx"))
+    # The CPU only where there is no GPU: a check of this script itself.
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    module = module.to(device).train()
+    xs = [torch.from_numpy(x).to(device) for x in inputs]
+    ys = torch.from_numpy(labels).to(device)
+    runnable = torch.compile(module) if mode == "compile" else module
+    optimizer = torch.optim.SGD(module.parameters(), lr=0.01, momentum=0.9)
+    loss_function = torch.nn.CrossEntropyLoss()
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_function(runnable(*xs), ys)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+    return step
+
+
+def timing(entries, bundle, rounds, steps):
+    """ms/step of trainc, PyTorch eager and torch.compile, interleaved."""
+    import torch
+    where = (torch.cuda.get_device_name() if torch.cuda.is_available()
+             else "the CPU (no GPU)")
+    print(f"\ntiming on {where}, torch {torch.__version__}; "
+          f"{rounds} rounds of {steps} steps each, after warm-up", flush=True)
+    rows = []
+    for entry in entries:
+        ref_dir = os.path.join(bundle, entry["reference"])
+        ref = json.load(open(os.path.join(ref_dir, "reference.json")))
+        inputs, labels = reference_batch(ref_dir, ref)
+        library = Library(os.path.join(bundle, entry["library"]))
+        library.bind(inputs, labels)
+        runners = {"trainc": library.step}
+        for mode in ("eager", "compile"):
+            try:
+                runners[f"torch-{mode}"] = torch_runner(ref["model"], bundle,
+                                                        inputs, labels, mode)
+            except Exception as e:  # report, keep timing the others
+                print(f"  torch-{mode} unavailable: {e}")
+        times = {name: [] for name in runners}
+        for name, step in runners.items():
+            for _ in range(5 if name != "torch-compile" else 10):
+                step()  # warm-up (torch.compile compiles here)
+        for _ in range(rounds):
+            for name, step in runners.items():
+                start = time.perf_counter()
+                for _ in range(steps):
+                    step()
+                times[name].append((time.perf_counter() - start) / steps * 1e3)
+        library.close()
+        batch = inputs[0].shape[0]
+        print(f"{ref['model']} (batch {batch}):")
+        for name, values in times.items():
+            print(f"  {name:14s} median {statistics.median(values):8.3f} ms/step "
+                  f"[{min(values):.3f}, {max(values):.3f}]")
+        base = statistics.median(times["trainc"])
+        for name, values in times.items():
+            if name != "trainc":
+                print(f"  trainc speedup over {name}: "
+                      f"{statistics.median(values) / base:.2f}x")
+        rows.append((ref["model"], batch, {k: statistics.median(v) for k, v in times.items()}))
+        sys.stdout.flush()
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--bundle", required=True)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--no-timing", action="store_true")
+    p.add_argument("--only", action="append", default=[],
+                   help="run only this model (repeatable)")
+    args = p.parse_args()
+    bundle = json.load(open(os.path.join(args.bundle, "bundle.json")))
+    entries = [e for e in bundle["libraries"]
+               if not args.only or e["model"] in args.only]
+    failures = 0
+    for entry in entries:
+        try:
+            failures += parity(entry, args.bundle)
+        except RuntimeError as e:
+            print(f"  {entry['library']}: {e}", flush=True)
+            failures += 1
+    if not args.no_timing:
+        rows = timing([e for e in entries if e.get("time")], args.bundle,
+                      args.rounds, args.steps)
+        print("\n| model (batch) | trainc ms/step | torch eager | torch.compile |")
+        print("|---|--:|--:|--:|")
+        for model, batch, t in rows:
+            print(f"| {model} ({batch}) | {t['trainc']:.3f} | "
+                  f"{t.get('torch-eager', float('nan')):.3f} | "
+                  f"{t.get('torch-compile', float('nan')):.3f} |")
+    print("GPU CHECK FAILED" if failures else "GPU check passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
