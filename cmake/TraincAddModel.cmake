@@ -6,7 +6,8 @@
 #   trainc_add_model(<target> MODEL <file.onnx>
 #                    [NAME <name>] [OUTPUT_DIRECTORY <dir>] [BATCH <n>]
 #                    [LOSS <loss>] [OPTIMIZER <optimizer>] [LR <rate>]
-#                    [TARGET cpu] [CPU <llvm-cpu>] [AMP off|bf16|fp16|bf16-storage]
+#                    [TARGET cpu|cuda] [GPU_ARCH <sm_XY>...] [CUDA_PATH <dir>]
+#                    [CPU <llvm-cpu>] [AMP off|bf16|fp16|bf16-storage]
 #                    [MEMORY_BUDGET <bytes>|<n>%] [OPTIONS <flag>...])
 include_guard(GLOBAL)
 
@@ -55,14 +56,14 @@ endfunction()
 function(trainc_add_model target)
   set(where "trainc_add_model(${target})")
   cmake_parse_arguments(PARSE_ARGV 1 ARG ""
-    "MODEL;NAME;OUTPUT_DIRECTORY;BATCH;LOSS;OPTIMIZER;LR;TARGET;CPU;AMP;MEMORY_BUDGET"
-    "OPTIONS")
+    "MODEL;NAME;OUTPUT_DIRECTORY;BATCH;LOSS;OPTIMIZER;LR;TARGET;CUDA_PATH;CPU;AMP;MEMORY_BUDGET"
+    "OPTIONS;GPU_ARCH")
   if(ARG_UNPARSED_ARGUMENTS)
     list(JOIN ARG_UNPARSED_ARGUMENTS " " unknown)
     message(FATAL_ERROR "${where}: unknown argument(s) '${unknown}' "
                         "(expected MODEL, NAME, "
                         "OUTPUT_DIRECTORY, BATCH, LOSS, OPTIMIZER, LR, TARGET, "
-                        "CPU, AMP, MEMORY_BUDGET, OPTIONS)")
+                        "GPU_ARCH, CUDA_PATH, CPU, AMP, MEMORY_BUDGET, OPTIONS)")
   endif()
   # An empty OPTIONS list is fine (OPTIONS ${EXTRA_FLAGS}).
   list(REMOVE_ITEM ARG_KEYWORDS_MISSING_VALUES OPTIONS)
@@ -98,17 +99,28 @@ function(trainc_add_model target)
   if(NOT DEFINED ARG_TARGET)
     set(ARG_TARGET cpu)
   endif()
-  # Targets trainc knows of but cannot build yet get their own message.
-  if(ARG_TARGET STREQUAL "cuda")
-    message(FATAL_ERROR "${where}: TARGET ${ARG_TARGET}: trainc cannot build "
-                        "this target yet (it builds: ${trainc_TARGETS})")
-  elseif(NOT ARG_TARGET IN_LIST trainc_TARGETS)
+  if(NOT ARG_TARGET IN_LIST trainc_TARGETS)
+    list(JOIN trainc_TARGETS ", " targets)
     message(FATAL_ERROR "${where}: TARGET '${ARG_TARGET}' is unknown (trainc "
-                        "builds: ${trainc_TARGETS})")
+                        "builds: ${targets})")
   endif()
-
-  # BATCH, LOSS, ... become trainc compile's --batch, --loss, ...
   set(flags)
+  set(runtime "${trainc_RUNTIME_LIBRARY}")
+  if(ARG_TARGET STREQUAL "cuda")
+    set(runtime "${trainc_CUDA_RUNTIME_LIBRARY}")
+    list(APPEND flags --target cuda)
+    if(DEFINED ARG_GPU_ARCH)
+      list(JOIN ARG_GPU_ARCH "," archs)
+      list(APPEND flags --gpu-arch "${archs}")
+    endif()
+    if(DEFINED ARG_CUDA_PATH)
+      list(APPEND flags --cuda-path "${ARG_CUDA_PATH}")
+    endif()
+  elseif(DEFINED ARG_GPU_ARCH OR DEFINED ARG_CUDA_PATH)
+    message(FATAL_ERROR "${where}: GPU_ARCH and CUDA_PATH apply to TARGET "
+                        "cuda only (this is TARGET ${ARG_TARGET})")
+  endif()
+  # BATCH, LOSS, ... become trainc compile's --batch, --loss, ...
   foreach(argument BATCH LOSS OPTIMIZER LR CPU AMP MEMORY_BUDGET)
     if(NOT DEFINED ARG_${argument})
       continue()
@@ -157,13 +169,13 @@ function(trainc_add_model target)
     OUTPUT "${library}" "${header}" "${manifest}"
     COMMAND "${CMAKE_COMMAND}" -E make_directory "${staging}"
     COMMAND trainc::trainc compile "${model}" ${flags}
-            --runtime-library "${trainc_RUNTIME_LIBRARY}"
+            --runtime-library "${runtime}"
             -o "${staging}/lib${name}.so"
     COMMAND "${CMAKE_COMMAND}" -E copy_if_different
             "${staging}/lib${name}.so" "${staging}/${name}.h"
             "${staging}/${name}.json" "${directory}"
     DEPENDS "${model}" "$<TARGET_FILE:trainc::trainc>"
-            "${trainc_RUNTIME_LIBRARY}"
+            "${runtime}"
     COMMENT "Compiling model ${name} with trainc (${model})"
     VERBATIM)
   add_custom_target(${target}_compile ALL
