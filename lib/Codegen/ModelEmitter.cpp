@@ -366,8 +366,7 @@ struct Emitter {
     for (loop::NestOp nest : kernelFunction.getBody().getOps<loop::NestOp>()) {
       std::string name =
           loop::nestFunctionName(kernelFunction.getSymName(), index++);
-      loop::GpuLaunchShape shape =
-          loop::gpuLaunchShape(nest, target.gpuBlockSize);
+      loop::GpuSchedule shape = loop::gpuSchedule(nest, target.gpuBlockSize);
       if (shape.blocks == 0)
         continue; // an empty domain
       llvm::GlobalVariable *text = builder.CreateGlobalString(

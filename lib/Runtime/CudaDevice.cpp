@@ -47,6 +47,14 @@ struct CudaDriver {
                         unsigned, unsigned, unsigned, void *, void **, void **);
   int (*cuCtxSynchronize)();
   int (*cuGetErrorString)(int, const char **);
+  int (*cuStreamCreate)(void **, unsigned);
+  int (*cuStreamDestroy)(void *);
+  int (*cuStreamBeginCapture)(void *, int);
+  int (*cuStreamEndCapture)(void *, void **);
+  int (*cuGraphInstantiateWithFlags)(void **, void *, unsigned long long);
+  int (*cuGraphLaunch)(void *, void *);
+  int (*cuGraphExecDestroy)(void *);
+  int (*cuGraphDestroy)(void *);
 
   ~CudaDriver() {
     if (library)
@@ -94,6 +102,15 @@ struct CudaDriver {
     bind(cuLaunchKernel, "cuLaunchKernel");
     bind(cuCtxSynchronize, "cuCtxSynchronize");
     bind(cuGetErrorString, "cuGetErrorString");
+    bind(cuStreamCreate, "cuStreamCreate");
+    bind(cuStreamDestroy, "cuStreamDestroy_v2");
+    bind(cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+    bind(cuStreamEndCapture, "cuStreamEndCapture");
+    bind(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+    bind(cuGraphLaunch, "cuGraphLaunch");
+    bind(cuGraphExecDestroy, "cuGraphExecDestroy");
+    bind(cuGraphDestroy, "cuGraphDestroy");
+
     return ok;
   }
 };
@@ -158,6 +175,8 @@ CudaDevice::open(const std::vector<GpuImage> &images, trainc_status &status,
           cu.cuDevicePrimaryCtxRetain(&device->context, device->device),
           "cuDevicePrimaryCtxRetain", error) ||
       !device->check(cu.cuCtxSetCurrent(device->context), "cuCtxSetCurrent",
+                     error) ||
+      !device->check(cu.cuStreamCreate(&device->stream, 0), "cuStreamCreate",
                      error))
     return nullptr;
   int capability = major * 10 + minor;
@@ -196,6 +215,8 @@ CudaDevice::~CudaDevice() {
     return;
   if (context) {
     driver->cuCtxSetCurrent(context);
+    if (stream)
+      driver->cuStreamDestroy(stream);
     if (module)
       driver->cuModuleUnload(module);
     driver->cuDevicePrimaryCtxRelease(device);
@@ -250,9 +271,35 @@ bool CudaDevice::launch(const char *name, int64_t blocks, int64_t threads,
     parameters[i] = const_cast<void **>(&addresses[i]);
   return check(driver->cuLaunchKernel(function, static_cast<unsigned>(blocks),
                                       1, 1, static_cast<unsigned>(threads), 1,
-                                      1, 0, nullptr, parameters.data(),
-                                      nullptr),
+                                      1, 0, stream, parameters.data(), nullptr),
                name, error);
+}
+
+bool CudaDevice::beginCapture(std::string &error) {
+  // Thread-local: a call of this thread that cannot be captured (a
+  // synchronous copy) fails the capture instead of running.
+  constexpr int kCaptureThreadLocal = 1;
+  return check(driver->cuStreamBeginCapture(stream, kCaptureThreadLocal),
+               "cuStreamBeginCapture", error);
+}
+
+void *CudaDevice::endCapture(std::string &error) {
+  void *graph = nullptr, *executable = nullptr;
+  bool ok = check(driver->cuStreamEndCapture(stream, &graph),
+                  "cuStreamEndCapture", error) &&
+            check(driver->cuGraphInstantiateWithFlags(&executable, graph, 0),
+                  "cuGraphInstantiateWithFlags", error);
+  if (graph)
+    driver->cuGraphDestroy(graph);
+  return ok ? executable : nullptr;
+}
+
+bool CudaDevice::launchGraph(void *graph, std::string &error) {
+  return check(driver->cuGraphLaunch(graph, stream), "cuGraphLaunch", error);
+}
+
+void CudaDevice::destroyGraph(void *graph) {
+  driver->cuGraphExecDestroy(graph);
 }
 
 } // namespace trainc::rt

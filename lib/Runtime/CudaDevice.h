@@ -57,6 +57,16 @@ public:
               void *const *addresses, int32_t count, std::string &error);
   /// Makes the device's context current on the calling thread.
   void makeCurrent();
+
+  /// CUDA graphs: the launches between beginCapture and endCapture are
+  /// recorded (not run) into a graph, which endCapture instantiates and
+  /// returns (null, with `error`, when anything in the capture failed);
+  /// launchGraph replays it on the stream.
+  bool beginCapture(std::string &error);
+  void *endCapture(std::string &error);
+  bool launchGraph(void *graph, std::string &error);
+  void destroyGraph(void *graph);
+
   /// "NVIDIA H100 80GB HBM3 (sm_90, image sm_90)".
   const std::string &description() const { return described; }
 
@@ -68,8 +78,35 @@ private:
   int device = 0;
   void *context = nullptr;
   void *module = nullptr;
+  /// The stream every launch goes to (blocking: the legacy default stream
+  /// of the synchronous copies orders against it).
+  void *stream = nullptr;
   std::unordered_map<const char *, void *> functions;
   std::string described;
+};
+
+/// A training step as CUDA graphs (CudaSession.cpp): the segments of the
+/// launch sequence between input checks, each a graph, and the check that
+/// follows it (a loop.check status on the device and its message; null
+/// after the last segment). Replayed segment by segment, each check read
+/// before the next segment runs, as the eager step does.
+struct CapturedStep {
+  struct Segment {
+    void *graph;
+    void *status;
+    const char *message;
+  };
+  CudaDevice *device = nullptr;
+  std::vector<Segment> segments;
+  CapturedStep() = default;
+  CapturedStep(const CapturedStep &) = delete;
+  CapturedStep &operator=(const CapturedStep &) = delete;
+  ~CapturedStep() { clear(); }
+  void clear() {
+    for (const Segment &segment : segments)
+      device->destroyGraph(segment.graph);
+    segments.clear();
+  }
 };
 
 /// Device memory freed with its device.

@@ -13,6 +13,8 @@
 #include "lib/Runtime/Model.h"
 #include "lib/Runtime/Session.h"
 
+#include <cstdlib>
+
 namespace trainc::rt {
 
 const void *Session::hostData(const std::string &name) const {
@@ -37,6 +39,14 @@ void *Session::hostDataForWrite(const std::string &name) {
     deviceStale.insert(name);
   }
   return persistent.at(name).second.data();
+}
+
+/// The device buffer of a step's input, labels or output: one per
+/// function and argument, allocated when the session opens.
+static std::string stagingKey(const FunctionInfo &function,
+                              const ArgumentInfo &argument) {
+  return std::to_string(reinterpret_cast<uintptr_t>(&function)) + ":" +
+         argument.name;
 }
 
 /// Device memory of `bytes` into `buffer`, or an error status.
@@ -65,6 +75,9 @@ trainc_status openDevice(Session &session) {
     return fail(status, error);
   CudaDevice &device = *session.cuda;
   session.launchState.cuda = &device;
+  session.graphs.device = &device;
+  const char *graphs = std::getenv("TRAINC_CUDA_GRAPHS");
+  session.useGraphs = !graphs || std::string(graphs) != "0";
   size_t arena = std::max(session.trainStep.arenaSize, session.eval.arenaSize);
   if (trainc_status status = allocateOn(
           device, arena, "the arena of intermediates", session.deviceArena))
@@ -78,6 +91,13 @@ trainc_status openDevice(Session &session) {
                        tensor.second.size(), error))
       return fail(TRAINC_ERROR_DEVICE, error);
   }
+  for (const FunctionInfo *function : {&session.trainStep, &session.eval})
+    for (const ArgumentInfo &argument : function->arguments)
+      if (!isPersistentRole(argument.role))
+        if (trainc_status status = allocateOn(
+                device, argument.type.bytes(), "'" + argument.name + "'",
+                session.deviceStaging[stagingKey(*function, argument)]))
+          return status;
   for (uint64_t i = 0; i < trainc_model_num_constants; ++i) {
     DeviceBuffer buffer;
     size_t bytes = trainc_model_constant_sizes[i];
@@ -89,6 +109,48 @@ trainc_status openDevice(Session &session) {
       return fail(TRAINC_ERROR_DEVICE, error);
     session.launchState.constants.push_back(buffer.address());
     session.deviceConstants.push_back(std::move(buffer));
+  }
+  return TRAINC_OK;
+}
+
+/// Records the step as graphs (session.graphs), running nothing; on any
+/// failure the session keeps stepping eagerly.
+static void capture(Session &session, ModelEntry entry, void *const *addresses,
+                    void *arena) {
+  CudaDevice &device = *session.cuda;
+  LaunchState &state = session.launchState;
+  std::string error;
+  if (!device.beginCapture(error)) {
+    session.useGraphs = false;
+    return;
+  }
+  state.capturing = &session.graphs;
+  int32_t status = entry(&state, addresses, arena);
+  // A check ends a segment and begins the next: the last one ends here.
+  void *last = state.capturing ? device.endCapture(error) : nullptr;
+  state.capturing = nullptr;
+  state.error.clear();
+  if (status != TRAINC_OK || !last) {
+    if (last)
+      device.destroyGraph(last);
+    session.graphs.clear();
+    session.useGraphs = false;
+    return;
+  }
+  session.graphs.segments.push_back({last, nullptr, nullptr});
+}
+
+/// One step from the captured graphs: each segment, then its check.
+static int32_t replay(Session &session) {
+  CudaDevice &device = *session.cuda;
+  LaunchState &state = session.launchState;
+  for (const CapturedStep::Segment &segment : session.graphs.segments) {
+    if (!device.launchGraph(segment.graph, state.error))
+      return TRAINC_ERROR_DEVICE;
+    if (segment.status)
+      if (int32_t status =
+              trainc_rt_cuda_check(&state, segment.status, segment.message))
+        return status;
   }
   return TRAINC_OK;
 }
@@ -114,12 +176,9 @@ trainc_status runOnDevice(Session &session, const FunctionInfo &function,
           session.devicePersistent.at(argument.name).address());
       continue;
     }
-    DeviceBuffer &staging = session.deviceStaging[argument.name];
+    const DeviceBuffer &staging =
+        session.deviceStaging.at(stagingKey(function, argument));
     size_t bytes = argument.type.bytes();
-    if (staging.size() != bytes || !staging.address())
-      if (trainc_status status =
-              allocateOn(device, bytes, "'" + argument.name + "'", staging))
-        return status;
     addresses[i] = reinterpret_cast<void *>(staging.address());
     if ((argument.role == "input" || argument.role == "labels") &&
         !device.upload(staging.address(), host[i], bytes, error))
@@ -127,9 +186,17 @@ trainc_status runOnDevice(Session &session, const FunctionInfo &function,
                   "copying '" + argument.name + "' to the GPU: " + error);
   }
   session.launchState.error.clear();
-  int32_t status =
-      entry(&session.launchState, addresses.data(),
-            reinterpret_cast<void *>(session.deviceArena.address()));
+  void *arena = reinterpret_cast<void *>(session.deviceArena.address());
+  int32_t status = TRAINC_OK;
+  bool graphs = session.useGraphs && entry == trainc_model_train_step;
+  if (graphs && session.graphs.segments.empty() && session.eagerSteps > 0)
+    capture(session, entry, addresses.data(), arena);
+  if (graphs && !session.graphs.segments.empty()) {
+    status = replay(session);
+  } else {
+    status = entry(&session.launchState, addresses.data(), arena);
+    ++session.eagerSteps;
+  }
   // Whatever ran has changed the device copies.
   for (const ArgumentInfo &argument : function.arguments)
     if (isPersistentRole(argument.role))
@@ -141,9 +208,10 @@ trainc_status runOnDevice(Session &session, const FunctionInfo &function,
     if (isPersistentRole(argument.role) || argument.role == "input" ||
         argument.role == "labels")
       continue;
-    if (!device.download(host[i],
-                         session.deviceStaging.at(argument.name).address(),
-                         argument.type.bytes(), error))
+    if (!device.download(
+            host[i],
+            session.deviceStaging.at(stagingKey(function, argument)).address(),
+            argument.type.bytes(), error))
       return fail(TRAINC_ERROR_DEVICE, "the step on the GPU: " + error);
   }
   return TRAINC_OK;
@@ -167,6 +235,20 @@ int32_t trainc_rt_cuda_launch(void *state, const char *name, int64_t blocks,
 
 int32_t trainc_rt_cuda_check(void *state, void *status, const char *message) {
   auto *launchState = static_cast<LaunchState *>(state);
+  if (CapturedStep *captured = launchState->capturing) {
+    // Captured: the segment ends here; the check runs between segments.
+    void *graph = launchState->cuda->endCapture(launchState->error);
+    if (!graph) {
+      launchState->capturing = nullptr;
+      return TRAINC_ERROR_DEVICE;
+    }
+    captured->segments.push_back({graph, status, message});
+    if (!launchState->cuda->beginCapture(launchState->error)) {
+      launchState->capturing = nullptr;
+      return TRAINC_ERROR_DEVICE;
+    }
+    return TRAINC_OK;
+  }
   int64_t value = 0;
   if (!launchState->cuda->download(&value, reinterpret_cast<uint64_t>(status),
                                    sizeof(value), launchState->error))

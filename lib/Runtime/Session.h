@@ -51,6 +51,8 @@ struct LaunchState {
   /// copy of each of the model's constants (trainc_rt_cuda_constant).
   CudaDevice *cuda = nullptr;
   std::vector<uint64_t> constants;
+  /// While a step is being captured (CUDA graphs): where its segments go.
+  CapturedStep *capturing = nullptr;
 };
 
 struct Session {
@@ -72,9 +74,16 @@ struct Session {
   std::unique_ptr<CudaDevice> cuda;
   std::map<std::string, DeviceBuffer> devicePersistent;
   DeviceBuffer deviceArena;
-  /// Per argument name: device buffers of inputs, labels and outputs.
+  /// Device buffers of the inputs, labels and outputs of each function
+  /// (CudaSession.cpp's stagingKey).
   std::map<std::string, DeviceBuffer> deviceStaging;
   std::vector<DeviceBuffer> deviceConstants;
+  /// The training step as CUDA graphs, captured at the second step
+  /// (the first runs eagerly); off with $TRAINC_CUDA_GRAPHS=0, or when a
+  /// capture failed.
+  CapturedStep graphs;
+  bool useGraphs = true;
+  int64_t eagerSteps = 0;
   /// Persistent tensors whose device copy is newer than the host copy
   /// (after a step), and the other way round (after a write).
   mutable std::set<std::string> hostStale;

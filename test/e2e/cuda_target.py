@@ -10,8 +10,9 @@
   3. With the fake driver (fake_libcuda.c, loaded through TRAINC_LIBCUDA),
      the host runtime of the first model, batch-sized as its reference:
      the image it loads per compute capability, the launch sequence of a
-     step against the kernel IR's launches and loop nests, the copies of a
-     step (inputs and labels up, the loss down), the host copies of the
+     step against the kernel IR's launches and loop nests, the step
+     captured as CUDA graphs (segments between input checks) and replayed,
+     the copies of a step (inputs and labels up, the loss down), the host copies of the
      parameters (read once after a step, written back before the next),
      out-of-memory and no-device errors.
 Exits 1 on the first failed check.
@@ -162,7 +163,7 @@ def main():
                 "no code for this GPU: Fake GPU is sm_75, the library was compiled for sm_80, sm_90"),
                 f"sm_75: '{message}'")
             continue
-        expect(status == 0, f"sm_{cc}: the session opens ({message or 'no error'})")
+        expect(status == 0, f"sm_{cc}: the session opens" + (f": {message}" if status else ""))
         loaded = [int(l.split()[1]) for l in log_lines(log) if l.startswith("module")]
         expect(len(loaded) == 1, f"sm_{cc}: one image loaded ({loaded})")
         sizes[cc] = loaded[0]
@@ -185,25 +186,50 @@ def main():
     xs = (Tensor * len(inputs))(*[lib.tensor(x) for x in inputs])
     y = lib.tensor(labels)
     loss = ctypes.c_float()
-    steps = []
-    for _ in range(2):
-        status = lib.lib.trainc_train_step(session, xs, len(inputs), ctypes.byref(y),
-                                           ctypes.byref(loss))
-        expect(status == 0, f"a step on the fake device ({lib.lib.trainc_last_error().decode() or 'no error'})")
-        steps.append(log_lines(log))
-    launches = [l.split()[1] for l in steps[1] if l.startswith("launch")]
+
+    def steps(count):
+        lines = []
+        for _ in range(count):
+            status = lib.lib.trainc_train_step(session, xs, len(inputs), ctypes.byref(y),
+                                               ctypes.byref(loss))
+            expect(status == 0, "a step on the fake device" + (
+                "" if status == 0 else f": {lib.lib.trainc_last_error().decode()}"))
+            lines.append(log_lines(log))
+        return lines
+
+    def named(lines, kind):
+        return [l.split()[1] for l in lines if l.startswith(kind + " ")]
+
+    # The first step runs eagerly; the second is captured as CUDA graphs,
+    # one segment per input check (the loss's label range), then replayed;
+    # later steps replay them.
+    first, second, third = steps(3)
     expected = expected_launches(kernel_ir)
-    expect(launches == expected,
-           f"a step launches the kernel IR's nests in order ({len(launches)} launches)")
-    expect(set(launches) <= entries, "every launched kernel is an .entry of the PTX")
-    blocks = [int(l.split()[3]) for l in steps[1] if l.startswith("launch")]
+    expect(named(first, "launch") == expected,
+           f"step 1 launches the kernel IR's nests in order ({len(expected)} launches)")
+    expect(set(expected) <= entries, "every launched kernel is an .entry of the PTX")
+    blocks = [int(l.split()[3]) for l in first if l.startswith("launch")]
     expect(all(0 < b <= 256 for b in blocks), "blocks of at most 256 threads")
-    copies = [l for l in steps[1] if l.startswith(("htod", "dtoh"))]
+    segments = second.count("end capture")
+    expect(named(second, "captured") == expected and not named(second, "launch")
+           and segments == second.count("capture") and segments >= 2,
+           f"step 2 captures the same launches as {segments} graphs")
+    replays = [int(l.split()[1]) for l in third if l.startswith("graph")]
+    expect(not named(third, "launch") and sum(replays) == len(expected)
+           and len(replays) == segments,
+           f"step 3 replays them: {len(replays)} graphs of {replays} launches")
+    checks = [l for l in third if l.startswith(("graph", "dtoh 8"))]
+    expect(all(a.startswith("graph") and b == "dtoh 8"
+               for a, b in zip(checks[:-1:2], checks[1::2])),
+           "each graph but the last is followed by its input check (8 bytes)")
     input_bytes = [x.nbytes for x in inputs] + [labels.nbytes]
-    expect([int(c.split()[1]) for c in copies if c.startswith("htod")] == input_bytes,
-           f"a step uploads its inputs and labels only ({input_bytes} bytes)")
-    expect(copies[-1] == "dtoh 4", "and downloads its loss last (4 bytes)")
-    expect(not any(l.startswith("alloc") for l in steps[1]), "no allocation during a step")
+    for number, lines in ((1, first), (3, third)):
+        copies = [l for l in lines if l.startswith(("htod", "dtoh"))]
+        expect([int(c.split()[1]) for c in copies if c.startswith("htod")] == input_bytes,
+               f"step {number} uploads its inputs and labels only ({input_bytes} bytes)")
+        expect(copies[-1] == "dtoh 4", f"step {number} downloads its loss last (4 bytes)")
+        expect(not any(l.startswith("alloc") for l in lines),
+               f"no allocation during step {number}")
 
     name = persistent[0]["name"]
     value = np.zeros(persistent[0]["shape"], np.float32)
@@ -224,6 +250,15 @@ def main():
            f"the written parameter goes up before the step's inputs: {ups}")
     lib.lib.trainc_session_close(session)
     expect(any(l == "free" for l in log_lines(log)), "close frees the device memory")
+
+    os.environ["TRAINC_CUDA_GRAPHS"] = "0"
+    status, session, message = lib.open()
+    log_lines(log)
+    _, second = steps(2)
+    expect(named(second, "launch") == expected and "capture" not in second,
+           "TRAINC_CUDA_GRAPHS=0: every step runs eagerly")
+    lib.lib.trainc_session_close(session)
+    del os.environ["TRAINC_CUDA_GRAPHS"]
 
     os.environ["FAKE_CUDA_MEMORY"] = "1000"
     status, _, message = lib.open()

@@ -7,7 +7,9 @@
  * one line each:
  *   init | device <ordinal> | context | module <fatbin bytes> | function NAME
  *   alloc BYTES | free | memset BYTES | htod BYTES | dtoh BYTES
- *   launch NAME GRID BLOCK
+ *   launch NAME GRID BLOCK (a launch that runs), captured NAME GRID BLOCK
+ *   (one recorded into a graph) | capture | end capture | graph LAUNCHES
+ *   (a replay of a graph of that many launches)
  * The fatbin's magic is checked at module load. The environment shapes the
  * device: FAKE_CUDA_CC (compute capability, default 90), FAKE_CUDA_DEVICES
  * (default 1), FAKE_CUDA_MEMORY (bytes the allocations may total). */
@@ -21,14 +23,15 @@
 
 enum {
   OK = 0,
-  INVALID_VALUE = 1,
   OUT_OF_MEMORY = 2,
-  NO_BINARY = 209,
   INVALID_IMAGE = 200,
-  NOT_FOUND = 500
+  STREAM_CAPTURE_UNSUPPORTED = 900
 };
 
 static size_t allocated;
+/* Stream capture: launches are counted into the graph, not run. */
+static int capturing;
+static long captured;
 
 __attribute__((format(printf, 1, 2))) static void record(const char *format,
                                                          ...) {
@@ -135,20 +138,67 @@ EXPORT int cuMemsetD8_v2(uint64_t address, unsigned char value, size_t bytes) {
   return OK;
 }
 EXPORT int cuMemcpyHtoD_v2(uint64_t device, const void *host, size_t bytes) {
+  if (capturing)
+    return STREAM_CAPTURE_UNSUPPORTED;
   record("htod %zu", bytes);
   memcpy((void *)(uintptr_t)device, host, bytes);
   return OK;
 }
 EXPORT int cuMemcpyDtoH_v2(void *host, uint64_t device, size_t bytes) {
+  if (capturing)
+    return STREAM_CAPTURE_UNSUPPORTED;
   record("dtoh %zu", bytes);
   memcpy(host, (const void *)(uintptr_t)device, bytes);
   return OK;
 }
+EXPORT int cuStreamCreate(void **stream, unsigned flags) {
+  static int theStream;
+  record("stream");
+  *stream = &theStream;
+  return OK;
+}
+EXPORT int cuStreamDestroy_v2(void *stream) { return OK; }
+EXPORT int cuStreamBeginCapture_v2(void *stream, int mode) {
+  record("capture");
+  capturing = 1;
+  captured = 0;
+  return OK;
+}
+EXPORT int cuStreamEndCapture(void *stream, void **graph) {
+  record("end capture");
+  capturing = 0;
+  long *launches = malloc(sizeof(long));
+  *launches = captured;
+  *graph = launches;
+  return OK;
+}
+EXPORT int cuGraphInstantiateWithFlags(void **executable, void *graph,
+                                       unsigned long long flags) {
+  long *launches = malloc(sizeof(long));
+  *launches = *(long *)graph;
+  *executable = launches;
+  return OK;
+}
+EXPORT int cuGraphLaunch(void *executable, void *stream) {
+  record("graph %ld", *(long *)executable);
+  return OK;
+}
+EXPORT int cuGraphDestroy(void *graph) {
+  free(graph);
+  return OK;
+}
+EXPORT int cuGraphExecDestroy(void *executable) {
+  free(executable);
+  return OK;
+}
+
 EXPORT int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
                           unsigned bx, unsigned by, unsigned bz,
                           unsigned shared, void *stream, void **parameters,
                           void **extra) {
-  record("launch %s %u %u", (const char *)function, gx, bx);
+  record("%s %s %u %u", capturing ? "captured" : "launch",
+         (const char *)function, gx, bx);
+  captured += capturing;
   return OK;
 }
 EXPORT int cuGetErrorString(int error, const char **text) {

@@ -9,11 +9,12 @@ Reads a bundle that `scripts/gpu-check.sh build` made (bundle.json, the
            compared with PyTorch's by the parity criterion of
            docs/TRAINING.md (test/e2e/so_parity.py's check).
   timing   the libraries marked for timing against PyTorch CUDA on the same
-           model and batch (models/export.py's module with the ONNX
-           weights, SGD with momentum, CrossEntropyLoss): eager and
-           torch.compile. Every step of every runner ends with the loss on
-           the host (trainc_train_step returns it; PyTorch's loss.item()),
-           so a step's time is its whole latency. Runners alternate in
+           model and batch (models/export.py's module with the library's
+           initial weights, SGD with momentum, CrossEntropyLoss): eager and
+           torch.compile; and the library with CUDA graphs off. Every
+           step of every runner ends with the loss on the host
+           (trainc_train_step returns it; PyTorch's loss.item()), so a
+           step's time is its whole latency. Runners alternate in
            rounds; medians and ranges of ms/step are printed.
 
 Prints every figure and exits 1 when any tensor fails parity.
@@ -92,9 +93,58 @@ def reference_batch(ref_dir, ref):
     return inputs, np.load(os.path.join(ref_dir, "fp32", "labels.npy"))
 
 
+def library_state(module, path):
+    """`module`'s state_dict with the initial weights of the library at
+    `path` (its parameters and state, by the ONNX initializers' names)."""
+    import torch
+    state = module.state_dict()
+    library = Library(path)
+    for name, tensor in state.items():
+        if not name.endswith("num_batches_tracked"):
+            state[name] = torch.from_numpy(library.parameter(name, tensor.numpy()))
+    library.close()
+    return state
+
+
+def device_reference(entry, bundle):
+    """models/export.py's reference computed here (PyTorch on the CPU, fp32
+    and fp64) from the library's own initial weights and export.py's
+    reference batch: for models whose reference files are too big to carry
+    (ResNet-18's are 390 MB, its library 47 MB). Returns its directory."""
+    import tempfile
+    import torch
+    import export  # models/export.py
+    spec = export.SPECS[entry["model"]]
+    module = export.build(spec)
+    state = library_state(module, os.path.join(bundle, entry["library"]))
+    xs, labels = export.make_inputs(spec)
+    out = tempfile.mkdtemp(prefix=f"{entry['model']}-reference-")
+    for precision, dtype in (("fp32", torch.float32), ("fp64", torch.float64)):
+        export.run_precision(spec, state, xs, labels, dtype,
+                             os.path.join(out, precision))
+    info = {"model": entry["model"],
+            "inputs": [{"name": n} for n, _, _ in spec.inputs],
+            "parameters": [n for n, _ in module.named_parameters()],
+            "buffers": [n for n, _ in module.named_buffers()
+                        if not n.endswith("num_batches_tracked")]}
+    with open(os.path.join(out, "reference.json"), "w") as f:
+        json.dump(info, f)
+    print(f"{entry['model']}: reference computed here from the library's weights",
+          flush=True)
+    return out
+
+
+def reference_dir(entry, bundle):
+    if entry.get("reference"):
+        return os.path.join(bundle, entry["reference"])
+    if "computed" not in entry:
+        entry["computed"] = device_reference(entry, bundle)
+    return entry["computed"]
+
+
 def parity(entry, bundle):
     """3 steps of `entry`'s library against PyTorch; the number of failures."""
-    ref_dir = os.path.join(bundle, entry["reference"])
+    ref_dir = reference_dir(entry, bundle)
     ref = json.load(open(os.path.join(ref_dir, "reference.json")))
     optimizer = entry["optimizer"]
     library = Library(os.path.join(bundle, entry["library"]))
@@ -121,15 +171,13 @@ def parity(entry, bundle):
     return failures
 
 
-def torch_runner(model, bundle, inputs, labels, mode):
-    """A PyTorch CUDA training step of `model` (eager or torch.compile)."""
+def torch_runner(model, library, inputs, labels, mode):
+    """A PyTorch CUDA training step of `model` (eager or torch.compile),
+    from the initial weights of `library`."""
     import torch
     import export  # models/export.py
-    spec = export.SPECS[model]
-    module = export.build(spec)
-    export.load_from_onnx(module, os.path.join(ROOT, "models", model + ".onnx")
-                          if os.path.exists(os.path.join(ROOT, "models", model + ".onnx"))
-                          else os.path.join(bundle, model + ".onnx"))
+    module = export.build(export.SPECS[model])
+    module.load_state_dict(library_state(module, library))
     # The CPU only where there is no GPU: a check of this script itself.
     device = "cuda" if torch.cuda.is_available() else "cpu"
     module = module.to(device).train()
@@ -157,16 +205,22 @@ def timing(entries, bundle, rounds, steps):
           f"{rounds} rounds of {steps} steps each, after warm-up", flush=True)
     rows = []
     for entry in entries:
-        ref_dir = os.path.join(bundle, entry["reference"])
+        ref_dir = reference_dir(entry, bundle)
         ref = json.load(open(os.path.join(ref_dir, "reference.json")))
         inputs, labels = reference_batch(ref_dir, ref)
         library = Library(os.path.join(bundle, entry["library"]))
         library.bind(inputs, labels)
-        runners = {"trainc": library.step}
+        # The same library without CUDA graphs (read when a session opens).
+        os.environ["TRAINC_CUDA_GRAPHS"] = "0"
+        eager = Library(os.path.join(bundle, entry["library"]))
+        del os.environ["TRAINC_CUDA_GRAPHS"]
+        eager.bind(inputs, labels)
+        runners = {"trainc": library.step, "trainc-no-graphs": eager.step}
         for mode in ("eager", "compile"):
             try:
-                runners[f"torch-{mode}"] = torch_runner(ref["model"], bundle,
-                                                        inputs, labels, mode)
+                runners[f"torch-{mode}"] = torch_runner(
+                    ref["model"], os.path.join(bundle, entry["library"]),
+                    inputs, labels, mode)
             except Exception as e:  # report, keep timing the others
                 print(f"  torch-{mode} unavailable: {e}")
         times = {name: [] for name in runners}
@@ -180,6 +234,7 @@ def timing(entries, bundle, rounds, steps):
                     step()
                 times[name].append((time.perf_counter() - start) / steps * 1e3)
         library.close()
+        eager.close()
         batch = inputs[0].shape[0]
         print(f"{ref['model']} (batch {batch}):")
         for name, values in times.items():
@@ -217,10 +272,12 @@ def main():
     if not args.no_timing:
         rows = timing([e for e in entries if e.get("time")], args.bundle,
                       args.rounds, args.steps)
-        print("\n| model (batch) | trainc ms/step | torch eager | torch.compile |")
-        print("|---|--:|--:|--:|")
+        print("\n| model (batch) | trainc ms/step | without graphs | torch eager "
+              "| torch.compile |")
+        print("|---|--:|--:|--:|--:|")
         for model, batch, t in rows:
             print(f"| {model} ({batch}) | {t['trainc']:.3f} | "
+                  f"{t['trainc-no-graphs']:.3f} | "
                   f"{t.get('torch-eager', float('nan')):.3f} | "
                   f"{t.get('torch-compile', float('nan')):.3f} |")
     print("GPU CHECK FAILED" if failures else "GPU check passed")

@@ -22,20 +22,30 @@ inline constexpr llvm::StringLiteral kGpuModuleName = "trainc_kernels";
 /// Threads per block of the generated GPU kernels (the pass's default).
 inline constexpr int64_t kDefaultGpuBlockSize = 256;
 
-/// The parallel dimensions of `nest` that every output indexes on an axis
-/// of its own (c * d + k, c != 0): distinct points of them write distinct
-/// elements, so each gets a thread. The other dimensions are loops inside
-/// the thread, in domain order. Empty when an output is also read through
-/// another map (a thread could read what another writes).
-llvm::SmallVector<unsigned> gpuThreadDims(NestOp nest);
-
-/// The launch of `nest`'s kernel: `blocks` blocks of `threads` threads
-/// (blocks == 0: the domain is empty, nothing to launch).
-struct GpuLaunchShape {
-  int64_t blocks = 0, threads = 0;
+/// How a nest runs on the GPU (--trainc-loop-to-gpu; the code generator
+/// launches it with `blocks` x `threads`).
+///
+/// `threadDims` are the parallel dimensions every output indexes on an
+/// axis of its own (c * d + k, c != 0): distinct points of them write
+/// distinct elements. Empty when an output is also read through another
+/// map (a thread could read what another writes). `loopDims` are the
+/// others, in domain order.
+///
+/// By default each thread computes one point of the thread dimensions and
+/// loops over `loopDims` (blocks of `min(points, blockSize)` threads).
+/// With `blockReduction`, for nests with few points and a long reduction
+/// (a bias gradient, a loss, batch-norm statistics), each block computes
+/// one point: its threads share the loop domain, strided, and combine
+/// their partial results (gpu.all_reduce). That needs every output indexed
+/// by thread dimensions only, accumulated by one commutative, associative
+/// operation (add, min, max) of its current value with the point's
+/// contribution.
+struct GpuSchedule {
+  llvm::SmallVector<unsigned> threadDims, loopDims;
+  bool blockReduction = false;
+  int64_t blocks = 0, threads = 0; ///< blocks == 0: empty domain
 };
-GpuLaunchShape gpuLaunchShape(NestOp nest,
-                              int64_t blockSize = kDefaultGpuBlockSize);
+GpuSchedule gpuSchedule(NestOp nest, int64_t blockSize = kDefaultGpuBlockSize);
 
 } // namespace trainc::loop
 

@@ -41,23 +41,38 @@ def LoopToGPUPass : Pass<"trainc-loop-to-gpu", "mlir::ModuleOp"> {
         gpu.func @KERNEL_nestN(<the kernel's buffers>) kernel
 
     in `gpu.module @trainc_kernels` (the module becomes a
-    `gpu.container_module`). The nest's CPU schedule is ignored. Its
-    thread dimensions are the parallel dimensions every output indexes on
-    an axis of its own (`c * d + k`, `c != 0`), so distinct threads write
-    distinct elements; a nest whose output is also read through another
-    map has none. Each thread computes one point of them (the linear
-    thread id `block_id.x * block + thread_id.x`, innermost dimension
-    fastest, so that neighbouring threads touch neighbouring elements;
-    threads past the last point do nothing) and loops over the other
-    dimensions in domain order (`scf.for`), reductions included. An
-    output indexed by thread dimensions only (a row sum, a matrix product's
-    element) is loaded once, carried through the loops as a value and
-    stored once. The launch is `ceil(points / block)` blocks of
-    `min(points, block)` threads (`gpuLaunchShape` in LoopToGPU.h, which
-    the code generator calls too); nests over an empty domain become empty
-    kernels that are never launched. `loop.index` becomes the point's
-    index; buffers of `i1` are passed as `i8`. The `loop.kernel` functions
-    are erased.
+    `gpu.container_module`). The nest's CPU schedule is ignored
+    (`gpuSchedule` in LoopToGPU.h decides; the code generator launches the
+    kernel with the same answer). Its thread dimensions are the parallel
+    dimensions every output indexes on an axis of its own (`c * d + k`,
+    `c != 0`), so distinct points write distinct elements; a nest whose
+    output is also read through another map has none.
+
+    By default a thread computes one point of them (the linear thread id
+    `block_id.x * block + thread_id.x`, innermost dimension fastest, so
+    that neighbouring threads touch neighbouring elements; threads past
+    the last point do nothing) and loops over the other dimensions in
+    domain order (`scf.for`), reductions included. An output indexed by
+    thread dimensions only (an element of a matrix product) is loaded once,
+    carried through the loops as a value and stored once. Blocks of
+    `min(points, block-size)` threads.
+
+    A nest with fewer than 16384 points that loops over at least 64 others
+    per point (a bias gradient, a loss, batch-norm statistics) is a block
+    reduction when every output is indexed by thread dimensions only and
+    accumulated as `combine(current, x)` with `combine` one of `addf`,
+    `addi`, `maximumf`, `maxnumf`, `minimumf`, `minnumf`: a block per
+    point, of 32 to `block-size` threads (the warps the loop domain
+    fills); thread `t` takes the loop points `t, t + block, ...`
+    (linearized, innermost fastest), runs the body with the current
+    output replaced by the neutral element (so it yields `x` alone) and
+    accumulates; `gpu.all_reduce` combines the threads' results, which
+    thread 0 combines with the output. The sum is reassociated, as the
+    CPU's vectorized reductions are.
+
+    Nests over an empty domain become empty kernels that are never
+    launched. `loop.index` becomes the point's index; buffers of `i1` are
+    passed as `i8`. The `loop.kernel` functions are erased.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", "256",

@@ -2,8 +2,9 @@
 // gpu.module @trainc_kernels. A thread per point of the thread dimensions
 // (parallel dimensions every output indexes on an axis of its own),
 // innermost fastest; loops over the others; outputs indexed by thread
-// dimensions only carried in registers; i1 buffers as bytes; loop.index
-// as the point's index.
+// dimensions only carried in registers; few points with long reductions
+// as block reductions; i1 buffers as bytes; loop.index as the point's
+// index.
 // RUN: trainc-opt %s --trainc-loop-to-gpu | FileCheck %s
 
 // CHECK: module attributes {gpu.container_module}
@@ -44,17 +45,48 @@ func.func private @k(%x: memref<64x10xf32>, %b: memref<10xf32>, %y: memref<64x10
   return
 }
 
-// A row sum: one thread per row (8: a block of 8), the row's accumulator
-// loaded once, carried through the loop over the 100 columns, stored once.
-// CHECK-LABEL: gpu.func @sum_nest0(
-// CHECK-SAME: known_block_size = array<i32: 8, 1, 1>
+// Rows of 8: one thread per row (128: a block of 128), the row's
+// accumulator loaded once, carried through the loop over the columns,
+// stored once.
+// CHECK-LABEL: gpu.func @rows_nest0(
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: %[[ROW:.*]] = arith.remui
 // CHECK: %[[INIT:.*]] = memref.load %arg1[%[[ROW]]]
-// CHECK: %[[SUM:.*]] = scf.for %[[J:.*]] = %c0 to %c100 step %c1 iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32)
+// CHECK: %[[SUM:.*]] = scf.for %[[J:.*]] = %c0 to %c8 step %c1 iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32)
 // CHECK: %[[V:.*]] = memref.load %arg0[%[[ROW]], %[[J]]]
 // CHECK: %[[NEXT:.*]] = arith.addf %[[ACC]], %[[V]]
 // CHECK: scf.yield %[[NEXT]]
 // CHECK: memref.store %[[SUM]], %arg1[%[[ROW]]]
+func.func private @rows(%x: memref<128x8xf32>, %y: memref<128xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<128x8xf32>) outs(%y : memref<128xf32>)
+      domain = [128, 8] schedule = #loop.schedule<parallel = -1, tile = [1, 8], vectorize = true>
+      attributes {indexing_maps = [#id, #row], iterators = ["parallel", "reduction"]} {
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.addf %out, %a : f32
+    loop.yield %s : f32
+  }
+  return
+}
+
+// 8 rows of 100: few points, a long reduction, accumulated by addf: a
+// block reduction. A block per row, of 64 threads (the warps 100 points
+// fill); thread t sums columns t, t + 64, ... from -0, gpu.all_reduce adds
+// the threads' sums, thread 0 adds the total to the output.
+// CHECK-LABEL: gpu.func @sum_nest0(
+// CHECK-SAME: known_block_size = array<i32: 64, 1, 1>
+// CHECK: %[[BLOCK:.*]] = gpu.block_id x
+// CHECK: %[[ROW:.*]] = arith.remui %[[BLOCK]], %c8
+// CHECK: %[[T:.*]] = gpu.thread_id x
+// CHECK: %[[ZERO:.*]] = arith.constant -0.000000e+00 : f32
+// CHECK: %[[PART:.*]] = scf.for %[[J:.*]] = %[[T]] to %c100 step %c64 iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32)
+// CHECK: %[[V:.*]] = memref.load %arg0[%[[ROW]], %{{.*}}]
+// CHECK: arith.addf %[[ACC]]
+// CHECK: %[[TOTAL:.*]] = gpu.all_reduce add %[[PART]] uniform
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %c0
+// CHECK: scf.if %[[FIRST]]
+// CHECK: %[[OLD:.*]] = memref.load %arg1[%[[ROW]]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[TOTAL]]
+// CHECK: memref.store %[[NEW]], %arg1[%[[ROW]]]
 func.func private @sum(%x: memref<8x100xf32>, %y: memref<8xf32>) attributes {loop.kernel} {
   loop.nest ins(%x : memref<8x100xf32>) outs(%y : memref<8xf32>)
       domain = [8, 100] schedule = #loop.schedule<parallel = -1, tile = [1, 64], vectorize = true>
@@ -66,11 +98,28 @@ func.func private @sum(%x: memref<8x100xf32>, %y: memref<8xf32>) attributes {loo
   return
 }
 
-// A full reduction has no thread dimension: one thread, two loops.
+// The maximum of each row: neutral -inf, combined by maximumf.
+// CHECK-LABEL: gpu.func @rowmax_nest0(
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: gpu.all_reduce maximumf
+// CHECK: arith.maximumf
+func.func private @rowmax(%x: memref<8x100xf32>, %y: memref<8xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<8x100xf32>) outs(%y : memref<8xf32>)
+      domain = [8, 100] schedule = #loop.schedule<parallel = -1, tile = [1, 64], vectorize = true>
+      attributes {indexing_maps = [#id, #row], iterators = ["parallel", "reduction"]} {
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.maximumf %out, %a : f32
+    loop.yield %s : f32
+  }
+  return
+}
+
+// A full reduction has no thread dimension: one block of 256 threads
+// over the 800 points.
 // CHECK-LABEL: gpu.func @total_nest0(
-// CHECK-SAME: known_block_size = array<i32: 1, 1, 1>
-// CHECK: scf.for {{.*}} iter_args
-// CHECK: scf.for {{.*}} iter_args
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK: scf.for {{.*}} to %c800 step %c256 iter_args
+// CHECK: gpu.all_reduce add
 func.func private @total(%x: memref<8x100xf32>, %y: memref<f32>) attributes {loop.kernel} {
   loop.nest ins(%x : memref<8x100xf32>) outs(%y : memref<f32>)
       domain = [8, 100] schedule = #loop.schedule<parallel = -1, tile = [1, 64], vectorize = true>
