@@ -16,7 +16,9 @@
 # batches, default build/reference), GPU_ARCH (default sm_80,sm_90),
 # CUDA_PATH (default /usr/local/cuda), MODELS (default: every reference
 # model but resnet18, whose bundle alone is 90 MB; add it by name), TARGET
-# (default cuda; cpu makes a bundle that checks the harness on a CPU).
+# (default cuda; cpu makes a bundle that checks the harness on a CPU),
+# TIME_BATCHES (MODEL=BATCH ...: libraries that are only timed, at that
+# batch, on export.py's inputs drawn at that size; e.g. "cnn=256").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mode=all
@@ -27,7 +29,7 @@ REFERENCES=${REFERENCES:-$ROOT/build/reference}
 GPU_ARCH=${GPU_ARCH:-sm_80,sm_90}
 CUDA_PATH=${CUDA_PATH:-/usr/local/cuda}
 TARGET=${TARGET:-cuda}
-MODELS=${MODELS:-"mlp cnn cnn_bn_opset15 transformer class_token tied_head"}
+MODELS=${MODELS-"mlp cnn cnn_bn_opset15 transformer class_token tied_head"}
 TIMED="mlp cnn cnn_bn_opset15 transformer resnet18"
 
 build() {
@@ -68,6 +70,18 @@ build() {
       [ "$optimizer" = sgd_momentum ] && [[ " $TIMED " == *" $model "* ]] && time=true
       entries+=("{\"model\": \"$model\", \"optimizer\": \"$optimizer\", \"library\": \"$library\", \"reference\": $reference, \"time\": $time}")
     done
+  done
+  for pair in ${TIME_BATCHES:-}; do
+    local model=${pair%=*} batch=${pair#*=} onnx
+    onnx="$ROOT/models/$model.onnx"
+    [ -f "$onnx" ] || onnx="$ROOT/build/models/$model.onnx"
+    local library="lib${model}_batch$batch.so"
+    echo "compiling $library" >&2
+    "$TRAINC" compile "$onnx" --batch "$batch" --optimizer sgd --lr 0.01 \
+      --momentum 0.9 --target "$TARGET" --gpu-arch "$GPU_ARCH" \
+      --cuda-path "$CUDA_PATH" -o "$DIR/$library" 2>&1 | grep -v "^\[info\]" >&2 || true
+    [ -f "$DIR/$library" ] || { echo "compiling $library failed" >&2; exit 1; }
+    entries+=("{\"model\": \"$model\", \"library\": \"$library\", \"batch\": $batch, \"parity\": false, \"time\": true}")
   done
   # The runtime's one dependency a GPU machine may lack.
   cp "$(gcc -print-file-name=libgomp.so.1)" "$DIR/lib/"
