@@ -44,12 +44,13 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
 
 void buildDispatchPipeline(mlir::OpPassManager &pm,
                            llvm::ArrayRef<std::string> dispatchOverrides,
-                           int64_t vectorLanes) {
+                           int64_t vectorLanes, const std::string &target) {
   pm.addPass(mlir::createInlinerPass());
   pm.addPass(kernel::createLowerToKernelPass());
   kernel::DispatchPassOptions dispatch;
   dispatch.overrides = llvm::to_vector(dispatchOverrides);
   dispatch.vectorLanes = vectorLanes;
+  dispatch.target = target;
   pm.addPass(kernel::createDispatchPass(dispatch));
   // Before --tune, so that it times the products as they will run. oneDNN
   // and OpenBLAS read the same permutations, so tuning may move a launch
@@ -59,8 +60,9 @@ void buildDispatchPipeline(mlir::OpPassManager &pm,
 
 void buildKernelPipeline(mlir::OpPassManager &pm,
                          llvm::ArrayRef<std::string> dispatchOverrides,
-                         int64_t vectorLanes, bool reluEpilogues) {
-  buildDispatchPipeline(pm, dispatchOverrides, vectorLanes);
+                         int64_t vectorLanes, bool reluEpilogues,
+                         const std::string &target) {
+  buildDispatchPipeline(pm, dispatchOverrides, vectorLanes, target);
   buildKernelLoweringPipeline(pm, vectorLanes, reluEpilogues);
 }
 

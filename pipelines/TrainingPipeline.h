@@ -30,17 +30,20 @@ void buildTrainingPipeline(
 /// `vectorLanes` f32 (the target's: targetVectorLanes in trainc/Codegen.h),
 /// place buffers in the arena. `reluEpilogues`: ReLUs after oneDNN
 /// products become their post-ops (faster, but oneDNN 2.6 maps NaN to 0
-/// there: `trainc compile --relu-epilogues`).
+/// there: `trainc compile --relu-epilogues`). `target` "cuda" restricts
+/// dispatch to the backends a GPU runs (cublas, generated).
 void buildKernelPipeline(mlir::OpPassManager &pm,
                          llvm::ArrayRef<std::string> dispatchOverrides,
-                         int64_t vectorLanes, bool reluEpilogues = false);
+                         int64_t vectorLanes, bool reluEpilogues = false,
+                         const std::string &target = "cpu");
 /// buildKernelPipeline in two halves, for a step between them (`trainc
 /// compile --tune` changes backends): up to and including dispatch (and
 /// the transposes folded into library products, which reads the same on
 /// either library), and everything after it.
 void buildDispatchPipeline(mlir::OpPassManager &pm,
                            llvm::ArrayRef<std::string> dispatchOverrides,
-                           int64_t vectorLanes);
+                           int64_t vectorLanes,
+                           const std::string &target = "cpu");
 void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
                                  bool reluEpilogues = false);
 

@@ -91,6 +91,14 @@ build() {
 
 run() {
   export LD_LIBRARY_PATH="$DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # cuBLAS 13 (the libraries' products): the toolkit's, or the one pip
+  # installed with PyTorch.
+  local cublas
+  cublas=$( (ls "$CUDA_PATH"/lib64/libcublas.so.13 2>/dev/null;
+             python3 -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null |
+             xargs -I{} find {} -name 'libcublas.so.13' 2>/dev/null) | head -1)
+  [ -n "$cublas" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$cublas")"
+  echo "cuBLAS: ${cublas:-not found}"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
   PYTHONUNBUFFERED=1 python3 "$ROOT/test/gpu/gpu_check.py" --bundle "$DIR" "$@"
 }

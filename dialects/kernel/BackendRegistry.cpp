@@ -299,6 +299,41 @@ static bool smallPlane(const std::optional<ConvPlane> &conv,
   return true;
 }
 
+/// The target recorded on `launch`'s module ("cpu" when none is).
+static StringRef targetOf(LaunchOp launch) {
+  auto module = launch->getParentOfType<ModuleOp>();
+  auto target =
+      module ? module->getAttrOfType<StringAttr>(kTargetAttrName) : nullptr;
+  return target ? target.getValue() : StringRef("cpu");
+}
+
+bool backendRunsOn(StringRef backend, StringRef target) {
+  bool gpu = backend == "cublas";
+  return backend == "generated" || gpu == (target == "cuda");
+}
+
+/// graph.matmul and graph.gemm on cuBLAS (lib/Runtime/kernels/
+/// CublasKernels.cpp): f32, and a gemm's c a row [n], a column [m, 1] or a
+/// whole [m, n] (the broadcasts its kernel builds with cuBLAS itself).
+static bool cublasProduct(LaunchOp launch, std::string &whyNot) {
+  if (!allFloat32(launch, whyNot))
+    return false;
+  if (launch.getKernel() != "graph.gemm" || launch.getInputs().size() < 3)
+    return true;
+  auto c = cast<MemRefType>(launch.getInputs()[2].getType());
+  auto out = cast<MemRefType>(launch.getOutputs()[0].getType());
+  ArrayRef<int64_t> shape = c.getShape();
+  int64_t m = out.getDimSize(0), n = out.getDimSize(1);
+  bool row = (shape.size() == 1 && shape[0] == n) ||
+             (shape.size() == 2 && shape[0] == 1 && shape[1] == n);
+  bool column = shape.size() == 2 && shape[0] == m && shape[1] == 1;
+  bool whole = shape.size() == 2 && shape[0] == m && shape[1] == n;
+  if (row || column || whole)
+    return true;
+  whyNot = "its c broadcast is not a row, a column or the whole output";
+  return false;
+}
+
 int64_t targetVectorLanes(LaunchOp launch) {
   auto module = launch->getParentOfType<ModuleOp>();
   auto lanes = module ? module->getAttrOfType<IntegerAttr>(kVectorLanesAttrName)
@@ -534,6 +569,8 @@ llvm::ArrayRef<BackendRule> backendRules() {
       // oneDNN, ahead of OpenBLAS and the reference kernels where it was
       // faster at the reference models' shapes (docs/RUNTIME.md has the
       // numbers).
+      {"graph.matmul", "cublas", 30, cublasProduct},
+      {"graph.gemm", "cublas", 30, cublasProduct},
       {"graph.matmul", "dnnl", 20, dnnlMatmul},
       {"graph.gemm", "dnnl", 20, dnnlMatmul},
       {"graph.conv", "openblas", 25, smallPlaneConvPaddedTaps},
@@ -681,6 +718,7 @@ llvm::SmallVector<StringRef> backendsFor(StringRef kernel) {
 FailureOr<StringRef> chooseBackend(LaunchOp launch, StringRef requested,
                                    std::string &error) {
   StringRef kernel = launch.getKernel();
+  StringRef target = targetOf(launch);
   const BackendRule *best = nullptr;
   // A requested backend may have several rules (a kernel generated at a
   // high priority in some cases and only when asked for in others): any
@@ -690,6 +728,11 @@ FailureOr<StringRef> chooseBackend(LaunchOp launch, StringRef requested,
     if (rule.kernel != kernel && rule.kernel != "*")
       continue;
     std::string whyNot;
+    if (!backendRunsOn(rule.backend, target)) {
+      if (rule.backend == requested && !requestedWhyNot)
+        requestedWhyNot = "it does not run on the " + target.str() + " target";
+      continue;
+    }
     if (!requested.empty()) {
       if (rule.backend != requested)
         continue;
@@ -710,13 +753,15 @@ FailureOr<StringRef> chooseBackend(LaunchOp launch, StringRef requested,
   if (!requested.empty()) {
     std::string known;
     for (StringRef backend : backendsFor(kernel))
-      known += (known.empty() ? "" : ", ") + backend.str();
+      if (backendRunsOn(backend, target))
+        known += (known.empty() ? "" : ", ") + backend.str();
     error = "no backend '" + requested.str() + "' for " + kernel.str() +
             " (available: " + known + ")";
     return failure();
   }
   if (!best) {
-    error = "no backend can run " + kernel.str();
+    error = "no backend can run " + kernel.str() +
+            (target == "cpu" ? "" : " on the " + target.str() + " target");
     return failure();
   }
   return best->backend;

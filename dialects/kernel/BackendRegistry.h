@@ -27,6 +27,14 @@ inline constexpr llvm::StringLiteral kVectorLanesAttrName =
 /// AVX-512 default, when none is).
 int64_t targetVectorLanes(LaunchOp launch);
 
+/// Module attribute (string) that --trainc-dispatch sets for the CUDA
+/// target: "cuda". Absent: the CPU.
+inline constexpr llvm::StringLiteral kTargetAttrName = "kernel.target";
+
+/// Whether `backend` runs on `target` ("cpu" or "cuda"): the CUDA target
+/// runs the `cublas` and `generated` backends, the CPU every other.
+bool backendRunsOn(llvm::StringRef backend, llvm::StringRef target);
+
 struct BackendRule {
   /// The graph op the rule is for, or "*" for every kernel.
   llvm::StringLiteral kernel;

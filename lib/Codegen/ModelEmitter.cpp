@@ -236,10 +236,10 @@ struct Emitter {
                 launchOp.getCallee()
                     ? emitGeneratedLaunch(launchOp, pointers, buffers, state,
                                           llvmFunction)
-                : target.cuda
+                : target.cuda && launchOp.getBackend() != "cublas"
                     ? llvm::createStringError(
-                          "the CUDA target runs generated kernels "
-                          "only; " +
+                          "the CUDA target runs cuBLAS and generated "
+                          "kernels only; " +
                           launchOp.getKernel().str() + " is dispatched to " +
                           launchOp.getBackend().str())
                     : emitLaunch(launchOp, pointers, state, inputs, outputs,

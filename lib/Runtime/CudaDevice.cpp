@@ -210,9 +210,16 @@ CudaDevice::open(const std::vector<GpuImage> &images, trainc_status &status,
   return nullptr;
 }
 
+static thread_local CudaDevice *activeDevice = nullptr;
+CudaDevice *activeCudaDevice() { return activeDevice; }
+void setActiveCudaDevice(CudaDevice *device) { activeDevice = device; }
+
 CudaDevice::~CudaDevice() {
   if (!driver || !driver->library)
     return;
+  if (context)
+    driver->cuCtxSetCurrent(context);
+  libraries.clear(); // they may free device memory
   if (context) {
     driver->cuCtxSetCurrent(context);
     if (stream)

@@ -26,6 +26,12 @@ namespace trainc::rt {
 
 struct CudaDriver;
 
+/// A CUDA library a device opened for its kernels (cuBLAS:
+/// kernels/CublasKernels.cpp), released before the device.
+struct CudaLibrary {
+  virtual ~CudaLibrary() = default;
+};
+
 /// The device code of a model: one fatbin per architecture.
 struct GpuImage {
   std::string arch; ///< "sm_90"
@@ -69,6 +75,12 @@ public:
 
   /// "NVIDIA H100 80GB HBM3 (sm_90, image sm_90)".
   const std::string &description() const { return described; }
+  /// The stream every launch goes to (a CUstream).
+  void *launchStream() const { return stream; }
+  /// The libraries kernels opened on this device, by name.
+  std::unique_ptr<CudaLibrary> &library(const std::string &name) {
+    return libraries[name];
+  }
 
 private:
   CudaDevice() = default;
@@ -82,6 +94,7 @@ private:
   /// of the synchronous copies orders against it).
   void *stream = nullptr;
   std::unordered_map<const char *, void *> functions;
+  std::unordered_map<std::string, std::unique_ptr<CudaLibrary>> libraries;
   std::string described;
 };
 
@@ -108,6 +121,12 @@ struct CapturedStep {
     segments.clear();
   }
 };
+
+/// The device of the calling thread's current CUDA session (set when a
+/// session opens and before each of its calls), for the library kernels,
+/// whose signature carries no session.
+CudaDevice *activeCudaDevice();
+void setActiveCudaDevice(CudaDevice *device);
 
 /// Device memory freed with its device.
 class DeviceBuffer {

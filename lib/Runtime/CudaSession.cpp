@@ -75,6 +75,8 @@ trainc_status openDevice(Session &session) {
     return fail(status, error);
   CudaDevice &device = *session.cuda;
   session.launchState.cuda = &device;
+  // The library kernels prepared next find the device here.
+  setActiveCudaDevice(&device);
   session.graphs.device = &device;
   const char *graphs = std::getenv("TRAINC_CUDA_GRAPHS");
   session.useGraphs = !graphs || std::string(graphs) != "0";
@@ -159,6 +161,7 @@ trainc_status runOnDevice(Session &session, const FunctionInfo &function,
                           ModelEntry entry, const std::vector<void *> &host) {
   CudaDevice &device = *session.cuda;
   device.makeCurrent();
+  setActiveCudaDevice(&device);
   std::string error;
   for (const std::string &name : session.deviceStale) {
     const Buffer &stored = session.persistent.at(name).second;

@@ -66,8 +66,9 @@ def log_lines(path):
 
 
 def expected_launches(kernel_ir):
-    """@train_step's GPU launches from the kernel IR: per kernel.launch of a
-    loop kernel, one per nest over a non-empty domain, named KERNEL_nestN."""
+    """@train_step's launches from the kernel IR: per kernel.launch of a
+    loop kernel, one per nest over a non-empty domain, named KERNEL_nestN;
+    per launch on cuBLAS, "cublas"."""
     functions, current = {}, None
     for line in kernel_ir.splitlines():
         m = re.match(r"\s*func\.func (?:private )?@(\S+)\(", line)
@@ -76,14 +77,19 @@ def expected_launches(kernel_ir):
             functions[current] = []
         elif current and "kernel.launch" in line:
             callee = re.search(r"callee = @([\w.$-]+)", line)
-            functions[current].append(("launch", callee.group(1) if callee else None))
+            cublas = 'backend = "cublas"' in line
+            functions[current].append(("launch", callee.group(1) if callee
+                                       else "cublas" if cublas else None))
         elif current and "loop.nest" in line:
             domain = re.search(r"domain = \[([^\]]*)\]", line).group(1)
             empty = any(int(d) == 0 for d in domain.split(",") if d.strip())
             functions[current].append(("nest", empty))
     names = []
     for kind, callee in functions["train_step"]:
-        assert callee, "a launch of the CUDA target without a loop kernel"
+        assert callee, "a launch of the CUDA target neither cuBLAS nor a loop kernel"
+        if callee == "cublas":
+            names.append("cublas")
+            continue
         nests = [empty for k, empty in functions[callee] if k == "nest"]
         names += [f"{callee}_nest{i}" for i, empty in enumerate(nests) if not empty]
     return names
@@ -93,6 +99,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--trainc", required=True)
     p.add_argument("--fake-driver", required=True)
+    p.add_argument("--fake-cublas", required=True)
     p.add_argument("--cuda-path", required=True)
     p.add_argument("--reference", required=True, help="the first model's .ref")
     p.add_argument("--workdir", required=True)
@@ -152,6 +159,7 @@ def main():
     # 3. The fake driver.
     log = os.path.join(args.workdir, "fake-cuda.log")
     os.environ["TRAINC_LIBCUDA"] = args.fake_driver
+    os.environ["TRAINC_LIBCUBLAS"] = args.fake_cublas
     os.environ["FAKE_CUDA_LOG"] = log
     open(log, "w").close()
     sizes = {}
@@ -179,6 +187,9 @@ def main():
     persistent_bytes = sorted(int(np.prod(a["shape"], dtype=np.int64)) *
                               (8 if a["dtype"] in ("i64", "f64") else 4) for a in persistent)
     uploads = sorted(int(l.split()[1]) for l in opened if l.startswith("htod"))
+    expect(["cublas create", "cublas stream", f"cublas workspace {32 << 20}"]
+           == [l for l in opened if l.startswith("cublas")],
+           "open: one cuBLAS handle, on the launch stream, with its own workspace")
     expect(all(b in uploads for b in persistent_bytes),
            f"open: every persistent tensor uploaded ({len(persistent)} tensors, "
            f"{len(uploads)} uploads with the constants)")
@@ -200,13 +211,23 @@ def main():
     def named(lines, kind):
         return [l.split()[1] for l in lines if l.startswith(kind + " ")]
 
+
     # The first step runs eagerly; the second is captured as CUDA graphs,
     # one segment per input check (the loss's label range), then replayed;
     # later steps replay them.
     first, second, third = steps(3)
-    expected = expected_launches(kernel_ir)
+    launches = expected_launches(kernel_ir)
+    expected = [name for name in launches if name != "cublas"]
+    products = len(launches) - len(expected)
     expect(named(first, "launch") == expected,
            f"step 1 launches the kernel IR's nests in order ({len(expected)} launches)")
+    calls = [l for l in first if l.startswith("cublas")]
+    expect(products > 0 and len(calls) >= products
+           and all(l.startswith(("cublas sgemm", "cublas scopy")) for l in calls),
+           f"and its {products} products on cuBLAS ({len(calls)} calls)")
+    expect([l for l in second if l.startswith("cublas")] == calls
+           and not any(l.startswith("cublas") for l in third),
+           "step 2 captures the same cuBLAS calls; step 3 replays them")
     expect(set(expected) <= entries, "every launched kernel is an .entry of the PTX")
     blocks = [int(l.split()[3]) for l in first if l.startswith("launch")]
     expect(all(0 < b <= 256 for b in blocks), "blocks of at most 256 threads")

@@ -520,10 +520,10 @@ int runCompileCommand(const CompileCommandOptions &options) {
                      "f16-rounded operands (dynamic loss scaling on)");
     }
   }
-  // The CUDA target: every launch a generated kernel (GPU kernels from
-  // the same loop nests as on the CPU).
+  // The CUDA target: products on cuBLAS, every other launch a generated
+  // kernel (GPU kernels from the same loop nests as on the CPU).
   bool cuda = options.target == "cuda";
-  std::vector<std::string> dispatch = options.dispatch;
+  const std::vector<std::string> &dispatch = options.dispatch;
   if (cuda) {
     const char *unsupported = options.tune            ? "--tune"
                               : options.profile       ? "--profile"
@@ -534,7 +534,6 @@ int runCompileCommand(const CompileCommandOptions &options) {
       spdlog::error("{} is not built for --target cuda yet", unsupported);
       return 1;
     }
-    dispatch.insert(dispatch.begin(), "*=generated");
   } else if (options.emit == "ptx") {
     spdlog::error("--emit ptx prints GPU code: it needs --target cuda");
     return 1;
@@ -546,7 +545,8 @@ int runCompileCommand(const CompileCommandOptions &options) {
   if (tune)
     buildDispatchPipeline(pm, dispatch, *vectorLanes);
   else if (options.emit != "train-graph" && !budget)
-    buildKernelPipeline(pm, dispatch, *vectorLanes, options.reluEpilogues);
+    buildKernelPipeline(pm, dispatch, *vectorLanes, options.reluEpilogues,
+                        options.target);
   if (mlir::failed(pm.run(module)) || failed) {
     if (!failed)
       spdlog::error("{}: the training pipeline failed", options.model.model);
@@ -557,7 +557,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
     std::string error;
     auto lower = [&](mlir::OpPassManager &kernels) {
       buildKernelPipeline(kernels, dispatch, *vectorLanes,
-                          options.reluEpilogues);
+                          options.reluEpilogues, options.target);
     };
     if (mlir::failed(
             lowerWithinBudget(module, *budget, lower, budgetReport, error)) ||

@@ -36,6 +36,14 @@ struct DispatchPass : trainc::kernel::impl::DispatchPassBase<DispatchPass> {
     getOperation()->setAttr(
         kVectorLanesAttrName,
         IntegerAttr::get(IntegerType::get(&getContext(), 64), vectorLanes));
+    if (target != "cpu" && target != "cuda") {
+      getOperation().emitError("--trainc-dispatch: unknown target '")
+          << target << "' (cpu or cuda)";
+      return signalPassFailure();
+    }
+    if (target == "cuda")
+      getOperation()->setAttr(kTargetAttrName,
+                              StringAttr::get(&getContext(), target));
     llvm::StringSet<> used;
     WalkResult result = getOperation().walk([&](LaunchOp launch) {
       auto it = requested.find(launch.getKernel());

@@ -138,7 +138,8 @@ struct FoldTransposesPass
     SmallVector<LaunchOp> matmuls;
     getOperation().walk([&](LaunchOp launch) {
       if (launch.getKernel() == "graph.matmul" &&
-          (launch.getBackend() == "dnnl" || launch.getBackend() == "openblas"))
+          (launch.getBackend() == "dnnl" || launch.getBackend() == "openblas" ||
+           launch.getBackend() == "cublas"))
         matmuls.push_back(launch);
     });
     for (LaunchOp matmul : matmuls) {

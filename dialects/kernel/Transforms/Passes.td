@@ -141,7 +141,9 @@ def DispatchPass : Pass<"trainc-dispatch", "mlir::ModuleOp"> {
     Some rules depend on the target: the pass records `vector-lanes` (f32
     lanes of the target's vectors, 16 with AVX-512, 8 with AVX2) on the
     module as `kernel.vector_lanes`, where the registry and `--tune` read
-    it.
+    it. With `target=cuda` it records `kernel.target = "cuda"`, and only
+    the backends that run on a GPU are chosen: `cublas` (matrix products)
+    and `generated`; the CPU target never chooses `cublas`.
   }];
   let options = [
     ListOption<"overrides", "overrides", "std::string",
@@ -149,6 +151,8 @@ def DispatchPass : Pass<"trainc-dispatch", "mlir::ModuleOp"> {
                "*=BACKEND wherever BACKEND can run">,
     Option<"vectorLanes", "vector-lanes", "int64_t", "16",
            "f32 lanes of the target's vectors (16 with AVX-512, 8 with AVX2)">,
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "cpu, or cuda: the cublas and generated backends only">,
   ];
 }
 

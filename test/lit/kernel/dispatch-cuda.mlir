@@ -1,0 +1,35 @@
+// --trainc-dispatch target=cuda: the GPU's backends only, cuBLAS for f32
+// products (whose gemm bias is a row, a column or the whole output) and
+// generated kernels for the rest; the CPU never chooses cuBLAS.
+// RUN: trainc-opt %s --trainc-dispatch="target=cuda" -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: trainc-opt %s --trainc-dispatch="target=cuda overrides=gemm=generated" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=FORCED
+// RUN: not trainc-opt %s --trainc-dispatch="target=cuda overrides=gemm=dnnl" -split-input-file 2>&1 | FileCheck %s --check-prefix=CPUBACKEND
+// RUN: not trainc-opt %s --trainc-dispatch="overrides=gemm=cublas" -split-input-file 2>&1 | FileCheck %s --check-prefix=ONCPU
+// RUN: not trainc-opt %s --trainc-dispatch="target=tpu" 2>&1 | FileCheck %s --check-prefix=TARGET
+
+// CHECK: module attributes {kernel.target = "cuda"
+// CHECK: kernel.launch "graph.gemm"{{.*}}backend = "cublas"
+// CHECK: kernel.launch "graph.matmul"{{.*}}backend = "cublas"
+// CHECK: kernel.launch "graph.relu"{{.*}}backend = "generated"
+// FORCED: kernel.launch "graph.gemm"{{.*}}backend = "generated"
+// FORCED: kernel.launch "graph.matmul"{{.*}}backend = "cublas"
+// CPUBACKEND: backend 'dnnl' cannot run graph.gemm here: it does not run on the cuda target
+// ONCPU: backend 'cublas' cannot run graph.gemm here: it does not run on the cpu target
+// TARGET: --trainc-dispatch: unknown target 'tpu' (cpu or cuda)
+func.func @f(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>, %d: memref<2x4xf32>,
+             %x: memref<5x2x3xf32>, %y: memref<5x2x4xf32>) {
+  kernel.launch "graph.gemm"(%a, %b) -> (%c) {options = {}} : (memref<2x3xf32>, memref<3x4xf32>) -> memref<2x4xf32>
+  kernel.launch "graph.matmul"(%x, %b) -> (%y) {options = {}} : (memref<5x2x3xf32>, memref<3x4xf32>) -> memref<5x2x4xf32>
+  kernel.launch "graph.relu"(%c) -> (%d) {options = {}} : (memref<2x4xf32>) -> memref<2x4xf32>
+  return
+}
+
+// -----
+
+// A gemm whose c is a scalar: cuBLAS's kernel does not broadcast it, the
+// generated one does.
+// CHECK: kernel.launch "graph.gemm"{{.*}}backend = "generated"
+func.func @scalar_bias(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %s: memref<f32>, %c: memref<2x4xf32>) {
+  kernel.launch "graph.gemm"(%a, %b, %s) -> (%c) {options = {}} : (memref<2x3xf32>, memref<3x4xf32>, memref<f32>) -> memref<2x4xf32>
+  return
+}
