@@ -96,7 +96,7 @@ run() {
   local cublas
   cublas=$( (ls "$CUDA_PATH"/lib64/libcublas.so.13 2>/dev/null;
              python3 -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null |
-             xargs -I{} find {} -name 'libcublas.so.13' 2>/dev/null) | head -1)
+             xargs -I{} find {} -name 'libcublas.so.13' 2>/dev/null) | head -1 || true)
   [ -n "$cublas" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$cublas")"
   echo "cuBLAS: ${cublas:-not found}"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true

@@ -148,9 +148,10 @@ void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
       ->capture_default_str();
   command
       .add_option("--target", options.target,
-                  "cpu, or cuda: the step runs on an NVIDIA GPU (every "
-                  "kernel generated, compiled for --gpu-arch; the library "
-                  "needs the CUDA driver where it runs, not the toolkit)")
+                  "cpu, or cuda: the step runs on an NVIDIA GPU (products "
+                  "on cuBLAS, every other kernel generated and compiled "
+                  "for --gpu-arch; the library needs the CUDA driver and "
+                  "cuBLAS where it runs)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   command
