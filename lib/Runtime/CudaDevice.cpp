@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Runtime/CudaDevice.h"
+#include "lib/Runtime/DynamicLibrary.h"
 
 #include <algorithm>
 #include <cstdlib>
-#include <dlfcn.h>
 
 namespace trainc::rt {
 
@@ -26,7 +26,7 @@ constexpr int kComputeCapabilityMinor = 76;
 } // namespace
 
 struct CudaDriver {
-  void *library = nullptr;
+  DynamicLibrary library;
   int (*cuInit)(unsigned);
   int (*cuDeviceGetCount)(int *);
   int (*cuDeviceGet)(int *, int);
@@ -56,32 +56,15 @@ struct CudaDriver {
   int (*cuGraphExecDestroy)(void *);
   int (*cuGraphDestroy)(void *);
 
-  ~CudaDriver() {
-    if (library)
-      dlclose(library);
-  }
-
   /// Loads the driver; false with `error` when it or a symbol is missing.
   bool load(std::string &error) {
-    const char *name = std::getenv("TRAINC_LIBCUDA");
-    if (!name || !*name)
-      name = "libcuda.so.1";
-    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      error = std::string("no CUDA driver: cannot load ") + name + " (" +
-              dlerror() +
-              "); a --target cuda library needs an NVIDIA GPU "
-              "and its driver";
+    if (!library.open("TRAINC_LIBCUDA", "libcuda.so.1", error)) {
+      error = "no CUDA driver: cannot load " + library.path + " (" + error +
+              "); a --target cuda library needs an NVIDIA GPU and its driver";
       return false;
     }
-    bool ok = true;
     auto bind = [&](auto &function, const char *symbol) {
-      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
-          dlsym(library, symbol));
-      if (!function && ok) {
-        error = std::string("the CUDA driver ") + name + " has no " + symbol;
-        ok = false;
-      }
+      library.bind(function, symbol);
     };
     bind(cuInit, "cuInit");
     bind(cuDeviceGetCount, "cuDeviceGetCount");
@@ -111,7 +94,9 @@ struct CudaDriver {
     bind(cuGraphExecDestroy, "cuGraphExecDestroy");
     bind(cuGraphDestroy, "cuGraphDestroy");
 
-    return ok;
+    if (!library.missing.empty())
+      error = "the CUDA driver " + library.path + " has no " + library.missing;
+    return library.missing.empty();
   }
 };
 
@@ -215,7 +200,7 @@ CudaDevice *activeCudaDevice() { return activeDevice; }
 void setActiveCudaDevice(CudaDevice *device) { activeDevice = device; }
 
 CudaDevice::~CudaDevice() {
-  if (!driver || !driver->library)
+  if (!driver || !driver->cuCtxSetCurrent)
     return;
   if (context)
     driver->cuCtxSetCurrent(context);

@@ -16,8 +16,7 @@
 #include "lib/Runtime/CudaDevice.h"
 #include "lib/Runtime/kernels/KernelSupport.h"
 
-#include <cstdlib>
-#include <dlfcn.h>
+#include "lib/Runtime/DynamicLibrary.h"
 
 namespace trainc::rt {
 
@@ -28,7 +27,8 @@ constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 
 /// cuBLAS on one device.
 struct Cublas final : CudaLibrary {
-  void *library = nullptr, *handle = nullptr;
+  DynamicLibrary library;
+  void *handle = nullptr;
   CudaDevice *device = nullptr;
   DeviceBuffer workspace, ones; ///< ones: 1.0f, for broadcasting a bias
   int (*create)(void **);
@@ -46,8 +46,6 @@ struct Cublas final : CudaLibrary {
   ~Cublas() override {
     if (handle)
       destroy(handle);
-    if (library)
-      dlclose(library);
   }
 
   bool check(int status, const char *what, std::string &error) {
@@ -60,24 +58,14 @@ struct Cublas final : CudaLibrary {
 
   bool open(CudaDevice &on, std::string &error) {
     device = &on;
-    const char *name = std::getenv("TRAINC_LIBCUBLAS");
-    if (!name || !*name)
-      name = "libcublas.so.13";
-    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      error = std::string("cannot load cuBLAS (") + dlerror() +
+    if (!library.open("TRAINC_LIBCUBLAS", "libcublas.so.13", error)) {
+      error = "cannot load cuBLAS (" + error +
               "): --target cuda libraries run their matrix products on "
               "cuBLAS 13 (CUDA 13's libcublas.so.13 on the library path)";
       return false;
     }
-    bool ok = true;
     auto bind = [&](auto &function, const char *symbol) {
-      function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
-          dlsym(library, symbol));
-      if (!function && ok) {
-        error = std::string("cuBLAS (") + name + ") has no " + symbol;
-        ok = false;
-      }
+      library.bind(function, symbol);
     };
     bind(create, "cublasCreate_v2");
     bind(destroy, "cublasDestroy_v2");
@@ -86,7 +74,11 @@ struct Cublas final : CudaLibrary {
     bind(sgemm, "cublasSgemm_v2");
     bind(sgemmStridedBatched, "cublasSgemmStridedBatched");
     bind(scopy, "cublasScopy_v2");
-    if (!ok || !check(create(&handle), "cublasCreate", error) ||
+    if (!library.missing.empty()) {
+      error = "cuBLAS (" + library.path + ") has no " + library.missing;
+      return false;
+    }
+    if (!check(create(&handle), "cublasCreate", error) ||
         !check(setStream(handle, on.launchStream()), "cublasSetStream", error))
       return false;
     uint64_t address = on.allocate(kWorkspaceBytes, error);
@@ -155,10 +147,10 @@ public:
               blas.reserveOnes(std::max(gemmShape.m, gemmShape.n), error));
     }
     Launch logical = launch;
-    if (!operandTransposed(0, "lhs_perm", logical.inputs[0].shape, transA,
-                           error) ||
-        !operandTransposed(1, "rhs_perm", logical.inputs[1].shape, transB,
-                           error) ||
+    if (!transposedOperand(launch, 0, "lhs_perm", logical.inputs[0].shape,
+                           transA, error) ||
+        !transposedOperand(launch, 1, "rhs_perm", logical.inputs[1].shape,
+                           transB, error) ||
         !makeMatmulShape(logical, matmulShape, error))
       return false;
     return limits({matmulShape.m * matmulShape.batch, matmulShape.n,
@@ -214,29 +206,6 @@ private:
     for (int64_t size : sizes)
       if (size > INT32_MAX)
         return fail(launch, error, "a matrix dimension exceeds cuBLAS's int");
-    return true;
-  }
-
-  /// A matmul operand stored with its last two dims swapped (lhs_perm /
-  /// rhs_perm of --trainc-fold-transposes), which cuBLAS reads transposed.
-  bool operandTransposed(unsigned index, const char *option, Shape &shape,
-                         bool &transposed, std::string &error) {
-    std::vector<int64_t> perm = launch.ints(option);
-    transposed = false;
-    if (perm.empty())
-      return true;
-    size_t rank = shape.size();
-    bool swapsLastTwo = perm.size() == rank && rank >= 2 &&
-                        perm[rank - 2] == int64_t(rank - 1) &&
-                        perm[rank - 1] == int64_t(rank - 2);
-    for (size_t d = 0; swapsLastTwo && d + 2 < rank; ++d)
-      swapsLastTwo = perm[d] == int64_t(d);
-    if (!swapsLastTwo)
-      return fail(launch, error,
-                  std::string(option) +
-                      " must swap the last two dims (and keep the others)");
-    std::swap(shape[rank - 2], shape[rank - 1]);
-    transposed = true;
     return true;
   }
 

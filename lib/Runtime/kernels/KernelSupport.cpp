@@ -412,6 +412,32 @@ bool makeConvShape(const Launch &launch, const Shape &inputShape,
 // Matrix products
 //===----------------------------------------------------------------------===//
 
+/// Whether matmul operand `index` is stored with its last two dims swapped
+/// (`lhs_perm` / `rhs_perm`, set by --trainc-fold-transposes: BLAS reads
+/// such an operand transposed); `shape` becomes the operand's logical
+/// shape. Other permutations are an error.
+bool transposedOperand(const Launch &launch, unsigned index, const char *option,
+                       Shape &shape, bool &transposed, std::string &error) {
+  shape = launch.inputs[index].shape;
+  transposed = false;
+  std::vector<int64_t> perm = launch.ints(option);
+  if (perm.empty())
+    return true;
+  size_t rank = shape.size();
+  bool swapsLastTwo = perm.size() == rank && rank >= 2 &&
+                      perm[rank - 2] == int64_t(rank - 1) &&
+                      perm[rank - 1] == int64_t(rank - 2);
+  for (size_t d = 0; swapsLastTwo && d + 2 < rank; ++d)
+    swapsLastTwo = perm[d] == int64_t(d);
+  if (!swapsLastTwo)
+    return fail(launch, error,
+                std::string(option) +
+                    " must swap the last two dims (and keep the others)");
+  std::swap(shape[rank - 2], shape[rank - 1]);
+  transposed = true;
+  return true;
+}
+
 bool makeMatmulShape(const Launch &launch, MatmulShape &matmul,
                      std::string &error) {
   if (!checkArity(launch, 2, 2, 1, 1, error))

@@ -512,6 +512,12 @@ struct MatmulShape {
 };
 bool makeMatmulShape(const Launch &launch, MatmulShape &matmul,
                      std::string &error);
+/// Whether matmul operand `index` is stored with its last two dims swapped
+/// (`lhs_perm` / `rhs_perm` = `option`, set by --trainc-fold-transposes: a
+/// BLAS reads such an operand transposed); `shape` becomes the operand's
+/// logical shape. Other permutations are an error.
+bool transposedOperand(const Launch &launch, unsigned index, const char *option,
+                       Shape &shape, bool &transposed, std::string &error);
 
 /// graph.gemm: alpha * op(a) [m, k] * op(b) [k, n] + beta * c.
 struct GemmShape {
