@@ -6,13 +6,12 @@
 //===----------------------------------------------------------------------===//
 #include "tools/trainc/Commands.h"
 #include "tools/trainc/MemoryBudget.h"
+#include "tools/trainc/Stats.h"
 
 #include "lib/Runtime/FileWrite.h"
 
-#include "dialects/kernel/KernelCost.h"
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/kernel/Transforms/Passes.h"
-#include "dialects/loop/LoopOps.h"
 #include "tools/trainc/TuneDispatch.h"
 #include "trainc/Codegen.h"
 
@@ -254,117 +253,6 @@ static std::string modelHash(const CompileCommandOptions &options) {
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
   return hex;
-}
-
-/// Arena bytes per function (kernel::kArenaSizeAttrName).
-static std::map<std::string, int64_t> arenaSizes(mlir::ModuleOp module) {
-  std::map<std::string, int64_t> sizes;
-  for (auto function : module.getOps<mlir::func::FuncOp>())
-    if (auto arena = function->getAttrOfType<mlir::IntegerAttr>(
-            kernel::kArenaSizeAttrName))
-      sizes[function.getSymName().str()] = arena.getInt();
-  return sizes;
-}
-
-/// What --stats says about mixed precision: the precision and the arenas
-/// the same model plans in f32.
-struct PrecisionStats {
-  std::string amp = "off";
-  std::map<std::string, int64_t> f32Arenas;
-};
-
-/// --stats: what the memory plan and dispatch decided, and what each
-/// function's kernels cost per call (estimated; KernelCost.h).
-static void printStats(mlir::ModuleOp module, const ImportedModel &imported,
-                       const PrecisionStats &precision) {
-  size_t weights = 0;
-  for (const auto &[name, weight] : imported.weights)
-    weights += weight.bytes.size();
-  // Persistent storage: every argument of the step the session owns.
-  std::map<std::string, int64_t> persistent;
-  struct Row {
-    int launches = 0;
-    double flops = 0, bytes = 0;
-  };
-  llvm::outs() << "trainc compile --stats\n";
-  std::string kernelTables;
-  llvm::raw_string_ostream tables(kernelTables);
-  for (auto function : module.getOps<mlir::func::FuncOp>()) {
-    if (function->hasAttr(loop::kKernelAttrName))
-      continue; // a generated kernel, counted at its launch
-    auto arena =
-        function->getAttrOfType<mlir::IntegerAttr>(kernel::kArenaSizeAttrName);
-    llvm::outs() << "  @" << function.getSymName() << ": arena "
-                 << (arena ? arena.getInt() : 0) << " bytes";
-    auto f32Arena = precision.f32Arenas.find(function.getSymName().str());
-    if (arena && f32Arena != precision.f32Arenas.end() && f32Arena->second > 0)
-      llvm::outs() << llvm::formatv(
-          " (f32: {0} bytes; --amp {1} saves {2:F1}%)", f32Arena->second,
-          precision.amp,
-          100.0 * (f32Arena->second - arena.getInt()) / f32Arena->second);
-    llvm::outs() << "\n";
-    if (precision.amp != "off") {
-      // Casts run alone (graph.cast) or inside the fused kernel that reads
-      // or writes their values (fused(cast,sgd_update)).
-      int alone = 0, fused = 0;
-      function.walk([&](kernel::LaunchOp launch) {
-        llvm::StringRef name = launch.getKernel();
-        if (name == "graph.cast")
-          ++alone;
-        else if (name.starts_with("fused(")) {
-          llvm::SmallVector<llvm::StringRef> parts;
-          name.drop_front(6).drop_back().split(parts, ',');
-          fused += llvm::count(parts, "cast");
-        }
-      });
-      llvm::outs() << "    casts (--amp " << precision.amp << "): " << alone
-                   << " launches, " << fused << " fused into other kernels\n";
-    }
-    std::map<std::pair<std::string, std::string>, Row> rows;
-    Row total;
-    function.walk([&](kernel::LaunchOp launch) {
-      kernel::KernelCost cost = kernel::estimateCost(launch);
-      for (Row *row : {&rows[{launch.getKernel().str(), launch.getBackend().str()}],
-                       &total}) {
-        ++row->launches;
-        row->flops += cost.flops;
-        row->bytes += cost.bytes;
-      }
-    });
-    tables << "  kernels of @" << function.getSymName()
-           << " (estimated per call; flops: multiply-adds count 2):\n"
-           << llvm::formatv("    {0,-40} {1,-10} {2,8} {3,10} {4,10}\n",
-                            "kernel", "backend", "launches", "MFLOP", "MB");
-    auto print = [&](llvm::StringRef kernelName, llvm::StringRef backend,
-                     const Row &row) {
-      tables << llvm::formatv("    {0,-40} {1,-10} {2,8} {3,10:F1} {4,10:F2}\n",
-                              kernelName, backend, row.launches,
-                              row.flops / 1e6, row.bytes / 1e6);
-    };
-    for (const auto &[key, row] : rows)
-      print(key.first, key.second, row);
-    print("total", "", total);
-    for (unsigned i = 0; i < function.getNumArguments(); ++i) {
-      auto role = function.getArgAttrOfType<mlir::StringAttr>(i, "graph.role");
-      auto name = function.getArgAttrOfType<mlir::StringAttr>(i, "graph.name");
-      if (!role || !name)
-        continue;
-      llvm::StringRef r = role.getValue();
-      if (r == "input" || r == "labels" || r == "output" || r == "loss")
-        continue;
-      persistent[name.str()] = kernel::bufferBytes(
-          llvm::cast<mlir::MemRefType>(function.getArgumentTypes()[i]));
-    }
-  }
-  int64_t persistentBytes = 0;
-  for (const auto &[name, bytes] : persistent)
-    persistentBytes += bytes;
-  llvm::outs() << "  persistent (parameters, state, optimizer state): "
-               << persistentBytes << " bytes in " << persistent.size()
-               << " tensors\n"
-               << "  initial weights: " << weights << " bytes\n"
-               << kernelTables;
-  llvm::outs().flush();
 }
 
 /// The training configuration, as JSON for the manifest.
