@@ -44,6 +44,8 @@ std::optional<KnownTensor> broadcastKnown(const KnownTensor *lhs,
   result.elementType = resultElementType;
   result.shape = *shape;
   int64_t count = result.numElements();
+  if (count < 0 || count > kMaxKnownElements)
+    return std::nullopt;
   // Index of output element `flat` in an operand of shape `operandShape`.
   auto operandIndex = [&](ArrayRef<int64_t> operandShape, int64_t flat) {
     int64_t index = 0, stride = 1, rank = shape->size();

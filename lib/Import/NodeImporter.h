@@ -29,6 +29,8 @@ struct KnownTensor {
   llvm::SmallVector<double> floats; ///< floating-point elements
 
   bool isFloat() const { return llvm::isa<mlir::FloatType>(elementType); }
+  /// The product of `shape`, or -1 when a dimension is negative or the
+  /// product overflows (a shape computed from a hostile file).
   int64_t numElements() const;
   /// The value as a dense attribute of the matching tensor type.
   mlir::DenseElementsAttr toAttr() const;
@@ -36,6 +38,11 @@ struct KnownTensor {
                             llvm::ArrayRef<int64_t> shape,
                             llvm::ArrayRef<int64_t> values);
 };
+
+/// The most elements a known tensor keeps: larger results of shape
+/// arithmetic are imported as ordinary ops, and a larger ConstantOfShape is
+/// refused (that is data, not shape arithmetic).
+inline constexpr int64_t kMaxKnownElements = 1 << 20;
 
 class ImportState;
 

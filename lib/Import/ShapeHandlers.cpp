@@ -16,10 +16,6 @@ using namespace mlir;
 namespace trainc::import {
 namespace {
 
-/// Elements above which a computed constant is refused (a ConstantOfShape
-/// that large is data, not shape arithmetic).
-constexpr int64_t kMaxKnownElements = 1 << 20;
-
 /// Emits graph.reshape of `input` to `target`, writing 0 or -1 for the
 /// entries that depend on the batch size.
 LogicalResult reshapeBatchRelative(NodeImporter &n, Value input,

@@ -177,7 +177,8 @@ FailureOr<WeightTensor> decodeWeight(const TensorProto &tensor,
 int64_t KnownTensor::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (d < 0 || __builtin_mul_overflow(n, d, &n))
+      return -1;
   return n;
 }
 
