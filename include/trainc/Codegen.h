@@ -45,6 +45,10 @@ struct CodegenOptions {
   /// Time every kernel launch (trainc_get_profile); for `--profile` only,
   /// as the timers cost about 50 ns per launch.
   bool profile = false;
+  /// Test every launch's float outputs for NaN and infinities, and fail
+  /// the step naming the first launch that made one
+  /// (`--check-numerics`; a pass over each output per launch).
+  bool checkNumerics = false;
   /// "cpu", or "cuda": every launch a generated kernel, compiled for each
   /// of `gpuArchs` with the CUDA toolkit at `cudaPath` and run through the
   /// CUDA driver (the runtime archive is then libtrainc_rt_cuda.a).

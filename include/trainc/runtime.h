@@ -39,7 +39,9 @@ typedef enum trainc_status {
   TRAINC_ERROR_INTERNAL = 6,
   /* an allocation failed (the message says how many bytes, for what) */
   TRAINC_ERROR_OUT_OF_MEMORY = 7,
-  /* a training step's loss is NaN or infinite (the step was taken) */
+  /* a training step's loss is NaN or infinite (the step was taken), or a
+   * --check-numerics library found a NaN or an infinity (the message says
+   * where) */
   TRAINC_ERROR_NOT_FINITE = 8,
   /* a --target cuda library: no CUDA driver, no GPU, no code for this GPU,
    * or a device error (the message says which) */
@@ -116,7 +118,12 @@ TRAINC_API trainc_status trainc_get_loss_scale(const trainc_session *session,
  * "inputs"; `labels` may be NULL for a model whose output is its loss.
  * TRAINC_ERROR_NOT_FINITE when the step's loss is NaN or infinite: the
  * step was taken (and `*loss` written), so the parameters may no longer be
- * finite; stop, or restore a checkpoint. */
+ * finite; stop, or restore a checkpoint. A library compiled with
+ * `--check-numerics` also returns it, from this call and from
+ * trainc_forward, when an input, a parameter or a kernel's output is not
+ * finite: the call stopped right there (`*loss` is not written, the
+ * launches before it ran, so the optimizer may have updated some
+ * parameters), and trainc_last_error names the input or the launch. */
 TRAINC_API trainc_status trainc_train_step(trainc_session *session,
                                 const trainc_tensor *inputs,
                                 int32_t num_inputs,

@@ -16,7 +16,10 @@
 // trainc_rt_check_failed when its status is not 0.
 // Weights go in as one raw byte array, never as IR constants. A profiling
 // build brackets every launch with trainc_rt_profile_begin/end, numbering
-// the launches in the order of the manifest's "profile" list.
+// the launches in the order of the manifest's "profile" list; a
+// --check-numerics build calls trainc_rt_check_numerics with a function's
+// arguments when it starts and with every launch's buffers after it, each
+// call described by an entry of the manifest's "numerics" list.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Codegen/ModelEmitter.h"
@@ -74,24 +77,28 @@ struct Emitter {
   llvm::IRBuilder<> builder;
   llvm::PointerType *ptr;
   llvm::FunctionCallee launch, parallelFor, checkFailed, profileBegin,
-      profileEnd, cudaLaunch, cudaCheck, cudaConstant;
+      profileEnd, cudaLaunch, cudaCheck, cudaConstant, checkNumerics;
   const EmitTarget &target;
   /// The CUDA target: every constant, in trainc_model_constants' order.
   std::vector<std::pair<llvm::Constant *, uint64_t>> constants;
-  /// Time every launch, and describe each in `profiled`.
-  bool profile;
+  /// Time every launch, and describe each in `profiled`; test buffers for
+  /// non-finite values, and describe each test in `numerics`.
+  const Instrumentation &instrument;
   nlohmann::json profiled = nlohmann::json::array();
+  nlohmann::json numerics = nlohmann::json::array();
   /// Per nest function, its trainc_rt_parallel_for task.
   llvm::StringMap<llvm::Function *> tasks;
   unsigned globals = 0;
+  /// Launches emitted so far in the current function (from 1).
+  unsigned launches = 0;
   /// Every descriptor string, for trainc_model_kernels.
   std::vector<llvm::Constant *> descriptors;
 
   Emitter(ModuleOp lowered, llvm::LLVMContext &context, llvm::Module &module,
-          bool profile, const EmitTarget &target)
+          const Instrumentation &instrument, const EmitTarget &target)
       : lowered(lowered), context(context), module(module), builder(context),
         ptr(llvm::PointerType::getUnqual(context)), target(target),
-        profile(profile) {
+        instrument(instrument) {
     llvm::Type *i32 = builder.getInt32Ty(), *i64 = builder.getInt64Ty();
     cudaLaunch = module.getOrInsertFunction(
         "trainc_rt_cuda_launch",
@@ -121,22 +128,13 @@ struct Emitter {
         "trainc_rt_profile_end",
         llvm::FunctionType::get(builder.getVoidTy(),
                                 {ptr, builder.getInt32Ty()}, false));
+    checkNumerics = module.getOrInsertFunction(
+        "trainc_rt_check_numerics",
+        llvm::FunctionType::get(i32, {ptr, ptr, i32}, false));
   }
 
-  /// In a profiling build: starts the clock of the next launch.
-  void beginTimer(llvm::Value *state) {
-    if (profile)
-      builder.CreateCall(profileBegin, {state});
-  }
-
-  /// In a profiling build: charges the time since beginTimer to `op`, the
-  /// next entry of the "profile" list.
-  void endTimer(llvm::Value *state, kernel::LaunchOp op, func::FuncOp function) {
-    if (!profile)
-      return;
-    builder.CreateCall(profileEnd,
-                       {state, builder.getInt32(profiled.size())});
-    kernel::KernelCost cost = kernel::estimateCost(op);
+  /// "8x1x28x28, 16x1x3x3 -> 8x16x28x28": a launch's buffers.
+  static std::string launchShapes(kernel::LaunchOp op) {
     auto shapesOf = [](ValueRange buffers) {
       std::string text;
       for (Value buffer : buffers) {
@@ -149,14 +147,114 @@ struct Emitter {
       }
       return text;
     };
-    std::string shapes =
-        shapesOf(op.getInputs()) + " -> " + shapesOf(op.getOutputs());
+    return shapesOf(op.getInputs()) + " -> " + shapesOf(op.getOutputs());
+  }
+
+  /// In a profiling build: starts the clock of the next launch.
+  void beginTimer(llvm::Value *state) {
+    if (instrument.profile)
+      builder.CreateCall(profileBegin, {state});
+  }
+
+  /// In a profiling build: charges the time since beginTimer to `op`, the
+  /// next entry of the "profile" list.
+  void endTimer(llvm::Value *state, kernel::LaunchOp op,
+                func::FuncOp function) {
+    if (!instrument.profile)
+      return;
+    builder.CreateCall(profileEnd, {state, builder.getInt32(profiled.size())});
+    kernel::KernelCost cost = kernel::estimateCost(op);
     profiled.push_back({{"function", function.getSymName().str()},
                         {"kernel", op.getKernel().str()},
                         {"backend", op.getBackend().str()},
-                        {"shapes", shapes},
+                        {"shapes", launchShapes(op)},
                         {"flops", cost.flops},
                         {"bytes", cost.bytes}});
+  }
+
+  /// In a --check-numerics build: calls trainc_rt_check_numerics on
+  /// `pointers` (an array of `slots` pointers, which `store` fills) as
+  /// `entry` describes them, and returns its status when it is not 0.
+  /// Only float buffers are listed.
+  void checkNumericsOf(nlohmann::json entry, llvm::Value *state,
+                       llvm::Value *pointers, llvm::Function *function) {
+    if (entry.at("operands").empty())
+      return;
+    int32_t id = numerics.size();
+    numerics.push_back(std::move(entry));
+    returnIfFailed(builder.CreateCall(checkNumerics,
+                                      {state, pointers, builder.getInt32(id)}),
+                   function);
+  }
+
+  /// The float buffer `type` as an entry of a "numerics" operand list, or
+  /// null.
+  static nlohmann::json numericsOperand(Type type, size_t slot,
+                                        std::string label, bool output) {
+    auto memref = dyn_cast<MemRefType>(type);
+    if (!memref || !isa<FloatType>(memref.getElementType()))
+      return nullptr;
+    auto dtype = dtypeName(memref.getElementType());
+    if (!dtype) {
+      llvm::consumeError(dtype.takeError());
+      return nullptr;
+    }
+    return {{"slot", slot},
+            {"label", std::move(label)},
+            {"dtype", *dtype},
+            {"count", memref.getNumElements()},
+            {"output", output}};
+  }
+
+  /// A function's arguments when it starts: everything but its outputs.
+  void checkArguments(func::FuncOp function, llvm::Value *state,
+                      llvm::Value *arguments, llvm::Function *llvmFunction) {
+    nlohmann::json operands = nlohmann::json::array();
+    for (BlockArgument argument : function.getArguments()) {
+      unsigned i = argument.getArgNumber();
+      auto name =
+          function.getArgAttrOfType<StringAttr>(i, graph::kNameAttrName);
+      auto role =
+          function.getArgAttrOfType<StringAttr>(i, graph::kRoleAttrName);
+      if (!name || !role || role.getValue() == "output")
+        continue;
+      nlohmann::json operand = numericsOperand(
+          argument.getType(), i, role.str() + " '" + name.str() + "'", true);
+      if (!operand.is_null())
+        operands.push_back(std::move(operand));
+    }
+    checkNumericsOf({{"where", function.getSymName().str()},
+                     {"arguments", true},
+                     {"operands", std::move(operands)}},
+                    state, arguments, llvmFunction);
+  }
+
+  /// A launch's inputs and outputs, once it is done.
+  void checkLaunch(kernel::LaunchOp op, func::FuncOp function,
+                   llvm::DenseMap<Value, llvm::Value *> &pointers,
+                   llvm::Value *state, llvm::Value *checked,
+                   llvm::Function *llvmFunction) {
+    nlohmann::json operands = nlohmann::json::array();
+    size_t slot = 0;
+    auto add = [&](ValueRange buffers, const char *kind, bool output) {
+      for (auto [i, buffer] : llvm::enumerate(buffers)) {
+        nlohmann::json operand = numericsOperand(
+            buffer.getType(), slot, kind + std::to_string(i), output);
+        if (operand.is_null())
+          continue;
+        builder.CreateStore(pointers.lookup(buffer),
+                            builder.CreateConstGEP1_64(ptr, checked, slot++));
+        operands.push_back(std::move(operand));
+      }
+    };
+    add(op.getInputs(), "input ", false);
+    add(op.getOutputs(), "output ", true);
+    std::string where = function.getSymName().str() + ": launch " +
+                        std::to_string(launches) + ", " + op.getKernel().str() +
+                        " (" + op.getBackend().str() + "; " + launchShapes(op) +
+                        ")";
+    checkNumericsOf({{"where", where}, {"operands", std::move(operands)}},
+                    state, checked, llvmFunction);
   }
 
   llvm::GlobalVariable *bytesGlobal(llvm::StringRef bytes, llvm::StringRef name,
@@ -200,6 +298,12 @@ struct Emitter {
         llvm::ArrayType::get(ptr, maxOutputs), nullptr, "outputs");
     llvm::Value *buffers = builder.CreateAlloca(
         llvm::ArrayType::get(ptr, maxBuffers), nullptr, "buffers");
+    llvm::Value *checked =
+        instrument.checkNumerics
+            ? builder.CreateAlloca(llvm::ArrayType::get(ptr, maxBuffers),
+                                   nullptr, "checked")
+            : nullptr;
+    launches = 0;
 
     llvm::DenseMap<Value, llvm::Value *> pointers;
     for (BlockArgument argument : function.getArguments()) {
@@ -207,6 +311,8 @@ struct Emitter {
                                                      argument.getArgNumber());
       pointers[argument] = builder.CreateLoad(ptr, slot);
     }
+    if (instrument.checkNumerics)
+      checkArguments(function, state, arguments, llvmFunction);
     for (Operation &op : function.getBody().front()) {
       if (auto alloc = dyn_cast<kernel::AllocOp>(op)) {
         if (!alloc.getOffset())
@@ -231,6 +337,7 @@ struct Emitter {
           pointers[constant] = global;
         }
       } else if (auto launchOp = dyn_cast<kernel::LaunchOp>(op)) {
+        ++launches;
         beginTimer(state);
         if (auto error =
                 launchOp.getCallee()
@@ -246,6 +353,9 @@ struct Emitter {
                                  llvmFunction))
           return error;
         endTimer(state, launchOp, function);
+        if (instrument.checkNumerics)
+          checkLaunch(launchOp, function, pointers, state, checked,
+                      llvmFunction);
       } else if (!isa<func::ReturnOp>(op)) {
         return llvm::createStringError("cannot emit " +
                                        op.getName().getStringRef().str());
@@ -472,10 +582,13 @@ struct Emitter {
 llvm::Expected<std::unique_ptr<llvm::Module>>
 emitModelModule(ModuleOp lowered, const WeightStore &weights,
                 const std::string &manifestBase, StringRef inferenceModel,
-                bool profile, const EmitTarget &target,
+                const Instrumentation &instrument, const EmitTarget &target,
                 llvm::LLVMContext &context, std::string &manifestJson) {
+  if (instrument.checkNumerics && target.cuda)
+    return llvm::createStringError(
+        "--check-numerics is not built for --target cuda yet");
   auto module = std::make_unique<llvm::Module>("trainc_model", context);
-  Emitter emitter(lowered, context, *module, profile, target);
+  Emitter emitter(lowered, context, *module, instrument, target);
   nlohmann::json manifest = nlohmann::json::parse(manifestBase);
   nlohmann::json functions = nlohmann::json::object();
   nlohmann::json backends = nlohmann::json::object();
@@ -537,8 +650,10 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
   emitter.emitDeviceTables();
   manifest["functions"] = functions;
   manifest["backends"] = backends;
-  if (profile)
+  if (instrument.profile)
     manifest["profile"] = emitter.profiled;
+  if (instrument.checkNumerics)
+    manifest["numerics"] = emitter.numerics;
 
   // The initial weights: one 64-byte-aligned blob.
   std::string blob;

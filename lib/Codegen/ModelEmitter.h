@@ -22,9 +22,19 @@ namespace trainc::codegen {
 /// (`trainc_model_manifest`, JSON; `manifestJson` receives the same text).
 /// `manifestBase` holds the keys the emitter does not compute itself.
 /// `inferenceModel` (`trainc_model_onnx`) is the ONNX graph that
-/// trainc_export_onnx completes with the trained initializers. With
-/// `profile`, every launch is timed (trainc_rt_profile_begin/end) and the
-/// manifest's "profile" list describes each timed launch.
+/// trainc_export_onnx completes with the trained initializers.
+///
+/// Instrumented builds: with `profile`, every launch is timed
+/// (trainc_rt_profile_begin/end) and the manifest's "profile" list
+/// describes each timed launch; with `checkNumerics`, each function's
+/// arguments and every launch's float buffers are tested for NaN and
+/// infinities (trainc_rt_check_numerics), as the manifest's "numerics" list
+/// describes them.
+struct Instrumentation {
+  bool profile = false;
+  bool checkNumerics = false;
+};
+
 /// What the launch sequence runs on. On the CUDA target, the generated
 /// functions receive device addresses (arguments, arena); every launch is
 /// a generated kernel, launched through trainc_rt_cuda_launch with the
@@ -40,7 +50,7 @@ struct EmitTarget {
 llvm::Expected<std::unique_ptr<llvm::Module>>
 emitModelModule(mlir::ModuleOp lowered, const WeightStore &weights,
                 const std::string &manifestBase, llvm::StringRef inferenceModel,
-                bool profile, const EmitTarget &target,
+                const Instrumentation &instrument, const EmitTarget &target,
                 llvm::LLVMContext &context, std::string &manifestJson);
 
 } // namespace trainc::codegen

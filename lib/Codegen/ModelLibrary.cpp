@@ -338,7 +338,8 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
     emitTarget.gpuImages = std::move(*images);
   }
   auto module = codegen::emitModelModule(
-      lowered, weights, base.dump(), options.inferenceModel, options.profile,
+      lowered, weights, base.dump(), options.inferenceModel,
+      codegen::Instrumentation{options.profile, options.checkNumerics},
       emitTarget, context, library.manifestJson);
   if (!module)
     return module.takeError();

@@ -50,6 +50,14 @@ int32_t trainc_rt_launch(void *state, const char *descriptor,
 int32_t trainc_rt_check_failed(void *state, const char *message,
                                int64_t status);
 
+/// A --check-numerics build, after each launch and when a function
+/// starts: tests the buffers `pointers` holds as entry `id` of the
+/// manifest's "numerics" list describes them; TRAINC_ERROR_NOT_FINITE, with
+/// the error naming the launch or the argument, where a NaN or an infinity
+/// starts (CheckNumerics.cpp), else 0.
+int32_t trainc_rt_check_numerics(void *state, void *const *pointers,
+                                 int32_t id);
+
 /// Runs blocks [0, blocks) of a generated loop nest on the session's
 /// threads: `task(context, begin, end)` once per contiguous run of blocks.
 typedef void (*trainc_rt_task)(void *context, int64_t begin, int64_t end);

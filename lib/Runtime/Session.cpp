@@ -282,6 +282,9 @@ static trainc_status openSession(const trainc_session_options *options,
       profile.seconds.assign(manifest.at("profile").size(), 0.0);
       profile.calls.assign(profile.seconds.size(), 0);
     }
+    if (manifest.contains("numerics"))
+      session.launchState.numerics =
+          parseNumericsChecks(manifest.at("numerics"));
   } catch (const std::exception &e) {
     return fail(TRAINC_ERROR_INTERNAL,
                 std::string("malformed manifest: ") + e.what());

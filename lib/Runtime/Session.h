@@ -7,6 +7,8 @@
 #include "lib/Runtime/Launch.h"
 #include "trainc/runtime.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <map>
@@ -38,6 +40,23 @@ struct Profile {
   std::chrono::steady_clock::time_point started;
 };
 
+/// A library built with `trainc compile --check-numerics` tests the float
+/// buffers of each launch, and a function's arguments when it starts:
+/// entry i of the manifest's "numerics" list (CheckNumerics.cpp).
+struct NumericsOperand {
+  int32_t slot = 0;  ///< its index in the pointer array generated code passes
+  std::string label; ///< "input 1", "parameter 'fc.weight'", ...
+  DType dtype = DType::F32;
+  int64_t count = 0;
+  bool output = false;
+};
+struct NumericsCheck {
+  /// "train_step: launch 3, conv (dnnl; 8x1x28x28, 16x1x3x3 -> 8x16x28x28)"
+  std::string where;
+  std::vector<NumericsOperand> operands;
+  bool arguments = false; ///< a function's arguments, not a launch
+};
+
 /// What generated code receives as `state`: every launch of the model,
 /// prepared when the session opens and found by its descriptor's address,
 /// the scratch memory kernel libraries share, and the last kernel error.
@@ -47,6 +66,7 @@ struct LaunchState {
   Buffer libraryScratch; ///< the largest PreparedLaunch::scratchBytes()
   std::string error;
   Profile profile;
+  std::vector<NumericsCheck> numerics; ///< --check-numerics (else empty)
   /// The CUDA target: the device the kernels launch on, and the device
   /// copy of each of the model's constants (trainc_rt_cuda_constant).
   CudaDevice *cuda = nullptr;
@@ -105,6 +125,10 @@ struct Session {
 
 /// Records `message` as this thread's last error and returns `status`.
 trainc_status fail(trainc_status status, const std::string &message);
+
+/// The manifest's "numerics" list (a --check-numerics build); throws on a
+/// malformed entry, as the manifest's other readers do.
+std::vector<NumericsCheck> parseNumericsChecks(const nlohmann::json &list);
 
 /// Whether the session owns an argument of this role (parameters, state,
 /// optimizer state, ...), rather than the caller or the step.

@@ -60,6 +60,8 @@ struct CompileCommandOptions {
   std::string tuneCache;
   /// --relu-epilogues: ReLUs as oneDNN post-ops (NaN becomes 0 there).
   bool reluEpilogues = false;
+  /// --check-numerics: test every launch's outputs for NaN and infinities.
+  bool checkNumerics = false;
   std::string runtimeLibrary;
   TrainingPipelineOptions training;
   /// --amp: off, bf16, fp16 or bf16-storage (--trainc-amp).

@@ -126,6 +126,12 @@ void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
                    "its post-op: faster (5 % on the CNN), but oneDNN maps "
                    "NaN to 0 there, so a NaN in the data or the weights "
                    "no longer reaches the loss");
+  command.add_flag("--check-numerics", options.checkNumerics,
+                   "Test the data, the weights and every kernel's outputs "
+                   "for NaN and infinities while the library runs; a step "
+                   "that makes one fails, naming the kernel (or the input) "
+                   "where it started. For debugging: one more pass over "
+                   "each kernel's outputs");
   command.add_option("--tune-cache", options.tuneCache,
                      "The file --tune keeps its times in (default: "
                      "$XDG_CACHE_HOME/trainc/dispatch-times.json or "
@@ -397,6 +403,14 @@ int runCompileCommand(const CompileCommandOptions &options) {
     // Activations stored in bf16, products in f32 on f32 parameters.
     if (amp == "bf16-storage")
       ampPass->products = "f32";
+    if (amp == "fp16" && options.checkNumerics) {
+      // Loss scaling expects overflows: a step whose scaled gradients are
+      // not finite is skipped, not an error.
+      spdlog::error("--check-numerics cannot be used with --amp fp16: "
+                    "dynamic loss scaling makes infinities on purpose "
+                    "(use --amp bf16 or off to find where a NaN starts)");
+      return 1;
+    }
     if (amp == "fp16") {
       // No CPU library multiplies in f16 (oneDNN 2.6 does not): products
       // read f16-rounded operands and compute in f32; everything else is
@@ -418,6 +432,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
                               : options.profile       ? "--profile"
                               : options.reluEpilogues ? "--relu-epilogues"
                               : amp != "off"          ? "--amp"
+                              : options.checkNumerics ? "--check-numerics"
                                                       : nullptr;
     if (unsupported) {
       spdlog::error("{} is not built for --target cuda yet", unsupported);
@@ -541,6 +556,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
   codegen.modelName = llvm::StringRef(stem).starts_with("lib") ? stem.substr(3) : stem;
   codegen.trainingJson = trainingJson(module, amp);
   codegen.profile = options.instrument;
+  codegen.checkNumerics = options.checkNumerics;
   // What trainc_export_onnx writes: the ONNX graph, with the session's
   // parameters and state as initializers.
   std::set<std::string> trained;

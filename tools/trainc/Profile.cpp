@@ -106,7 +106,7 @@ int runProfile(const CompileCommandOptions &options) {
   }
   CompileCommandOptions timed = options;
   timed.output = std::string(directory) + "/libprofile.so";
-  timed.profile = timed.stats = false;
+  timed.profile = timed.stats = timed.checkNumerics = false;
   timed.instrument = true;
   int status = runCompileCommand(timed);
   auto api = status ? llvm::Expected<std::unique_ptr<ModelApi>>(

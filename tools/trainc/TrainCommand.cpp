@@ -95,13 +95,24 @@ std::string lossScaling(const ModelApi &api, trainc_session *session) {
   return text;
 }
 
-/// A step's loss was not finite (TRAINC_ERROR_NOT_FINITE): training stops
-/// there, and nothing of the run is saved. Returns the exit status.
-int notFinite(float loss, int64_t step) {
-  spdlog::error("step {}: the loss is {}: a NaN or an infinity in the data, "
-                "the weights or a kernel; stopping, nothing of this run is "
-                "saved",
-                step, loss);
+/// Whether a step that returned TRAINC_ERROR_NOT_FINITE was stopped by a
+/// --check-numerics test (before its loss was computed).
+bool stoppedByCheck(const ModelApi &api) {
+  return llvm::StringRef(api.lastError()).starts_with("--check-numerics");
+}
+
+/// A step was not finite (TRAINC_ERROR_NOT_FINITE): its loss, or, in a
+/// --check-numerics library, a kernel's output or an argument. Training
+/// stops there, and nothing of the run is saved. Returns the exit status.
+int notFinite(const ModelApi &api, float loss, int64_t step) {
+  if (stoppedByCheck(api))
+    spdlog::error("step {}: {}; stopping, nothing of this run is saved", step,
+                  api.lastError());
+  else
+    spdlog::error("step {}: the loss is {}: a NaN or an infinity in the "
+                  "data, the weights or a kernel (--check-numerics finds "
+                  "where); stopping, nothing of this run is saved",
+                  step, loss);
   return 1;
 }
 
@@ -337,11 +348,11 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
                     x + row * perSample);
         y[row] = train.labels[sample];
       }
-      float stepLoss;
+      float stepLoss = NAN;
       trainc_status status =
           api.trainStep(session, &input.tensor, 1, &label.tensor, &stepLoss);
       if (status == TRAINC_ERROR_NOT_FINITE)
-        return notFinite(stepLoss, (epoch - 1) * stepsPerEpoch + step + 1);
+        return notFinite(api, stepLoss, (epoch - 1) * stepsPerEpoch + step + 1);
       if (status != TRAINC_OK)
         return reportApiError(api, "training step");
       loss = stepLoss;
@@ -447,17 +458,19 @@ int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
                          nullptr) != TRAINC_OK)
     return reportApiError(api, "--resume");
   for (int64_t step = 1; step <= options.steps; ++step) {
-    float loss;
+    float loss = NAN;
     trainc_status status =
         api.trainStep(session, inputTensors.data(), inputTensors.size(),
                       labels.empty() ? nullptr : &labelTensor, &loss);
     if (status != TRAINC_OK && status != TRAINC_ERROR_NOT_FINITE)
       return reportApiError(api, "training step");
+    if (status == TRAINC_ERROR_NOT_FINITE && stoppedByCheck(api))
+      return notFinite(api, loss, step);
     std::printf("step %lld: loss %.9g%s\n", static_cast<long long>(step), loss,
                 lossScaling(api, session).c_str());
     std::fflush(stdout);
     if (status == TRAINC_ERROR_NOT_FINITE)
-      return notFinite(loss, step);
+      return notFinite(api, loss, step);
   }
   std::fflush(stdout);
   if (!options.checkpoint.empty()) {

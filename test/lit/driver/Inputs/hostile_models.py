@@ -45,3 +45,14 @@ wg = numpy_helper.from_array(np.ones((3, 4), np.float32), "w")
 save("gemm_trans_b_7", [helper.make_node("Gemm", ["x", "w"], ["y"], transB=7)], [xg], [wg])
 save("gemm_trans_b_string",
      [helper.make_node("Gemm", ["x", "w"], ["y"], transB="yes")], [xg], [wg])
+# Kernels that make a NaN or an infinity from finite numbers
+# (--check-numerics): the square root of a negative product, and exp of a
+# large one.
+ws = numpy_helper.from_array(np.ones((4, 3), np.float32), "w")
+xs = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+save("sqrt_of_product",
+     [helper.make_node("MatMul", ["x", "w"], ["p"]),
+      helper.make_node("Sqrt", ["p"], ["y"])], [xs], [ws])
+save("exp_of_product",
+     [helper.make_node("MatMul", ["x", "w"], ["p"]),
+      helper.make_node("Exp", ["p"], ["y"])], [xs], [ws])
