@@ -88,6 +88,10 @@ struct TrainCommandOptions {
   std::vector<std::string> feeds;
   std::string labels;
   int64_t steps = 0;
+  /// The compile options given on the command line (--optimizer, --amp,
+  /// ...): a library has them compiled in, so they are refused with a .so,
+  /// except --lr, which the session sets (trainc_set_learning_rate).
+  std::vector<std::string> compileOptionsGiven;
 };
 
 struct ModelApi;

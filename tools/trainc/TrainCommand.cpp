@@ -14,6 +14,7 @@
 #include "tools/trainc/Datasets.h"
 #include "tools/trainc/ModelLibrary.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -21,16 +22,33 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
 namespace trainc::cli {
+
+/// The long names of a command's options, its option groups' included.
+static std::set<std::string> optionNames(CLI::App &command) {
+  std::set<std::string> names;
+  auto add = [&](CLI::App &app) {
+    for (const CLI::Option *option : app.get_options())
+      if (!option->get_lnames().empty())
+        names.insert("--" + option->get_lnames().front());
+  };
+  add(command);
+  for (CLI::App *group : command.get_subcommands(
+           [](CLI::App *app) { return app->get_name().empty(); }))
+    add(*group);
+  return names;
+}
 
 void addTrainCommand(CLI::App &command, TrainCommandOptions &options) {
   command.add_option("model", options.model,
@@ -68,10 +86,23 @@ void addTrainCommand(CLI::App &command, TrainCommandOptions &options) {
       .add_option("--steps", options.steps,
                   "Steps on the fixed batch (with --feed)")
       ->check(positive());
+  // Everything below is compiled into a library: which of it the command
+  // line gave is recorded for runTrainCommand.
+  std::set<std::string> before = optionNames(command);
   command.add_option("--freeze", options.compile.model.freeze,
                      "Regular expression of initializers to keep constant");
   addCodegenOptions(command, options.compile);
   addTrainingOptions(command, options.compile.training);
+  std::vector<std::string> compileOptions;
+  for (const std::string &name : optionNames(command))
+    if (!before.count(name))
+      compileOptions.push_back(name);
+  command.parse_complete_callback([&command, &options, compileOptions] {
+    options.compileOptionsGiven.clear();
+    for (const std::string &name : compileOptions)
+      if (command.count(name))
+        options.compileOptionsGiven.push_back(name);
+  });
 }
 
 namespace {
@@ -79,6 +110,20 @@ namespace {
 int reportApiError(const ModelApi &api, const std::string &what) {
   spdlog::error("{}: {}", what, api.lastError());
   return 1;
+}
+
+/// --lr, when the command line gave it, for the session: after it opens
+/// and after --resume (the checkpoint holds the rate it was written with).
+/// Returns the exit status.
+int applyLearningRate(const ModelApi &api, trainc_session *session,
+                      const TrainCommandOptions &options) {
+  const auto &given = options.compileOptionsGiven;
+  if (std::find(given.begin(), given.end(), "--lr") == given.end())
+    return 0;
+  if (api.setLearningRate(session, options.compile.training.learningRate) !=
+      TRAINC_OK)
+    return reportApiError(api, "--lr");
+  return 0;
 }
 
 /// ", loss scale S, K steps skipped" for a model with dynamic loss scaling
@@ -301,6 +346,8 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
     if (api.loadCheckpoint(session, options.resume.c_str(), extra.data(),
                            extra.size(), &size) != TRAINC_OK)
       return reportApiError(api, "--resume");
+    if (int status = applyLearningRate(api, session, options))
+      return status;
     if (!position.load(extra.substr(0, size))) {
       spdlog::error("--resume: '{}' holds no data position (not written by "
                     "trainc train?)",
@@ -453,10 +500,13 @@ int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
   }
   // A fixed batch has no data position: the checkpoint's session state
   // (parameters, optimizer state, step) is all there is to resume.
-  if (!options.resume.empty() &&
-      api.loadCheckpoint(session, options.resume.c_str(), nullptr, 0,
-                         nullptr) != TRAINC_OK)
-    return reportApiError(api, "--resume");
+  if (!options.resume.empty()) {
+    if (api.loadCheckpoint(session, options.resume.c_str(), nullptr, 0,
+                           nullptr) != TRAINC_OK)
+      return reportApiError(api, "--resume");
+    if (int status = applyLearningRate(api, session, options))
+      return status;
+  }
   for (int64_t step = 1; step <= options.steps; ++step) {
     float loss = NAN;
     trainc_status status =
@@ -513,7 +563,20 @@ int runTrainCommand(const TrainCommandOptions &options) {
   }
   std::string library = options.model;
   std::string scratch;
-  if (!llvm::StringRef(options.model).ends_with(".so")) {
+  bool compiled = llvm::StringRef(options.model).ends_with(".so");
+  std::vector<std::string> fixedInLibrary;
+  for (const std::string &name : options.compileOptionsGiven)
+    if (name != "--lr")
+      fixedInLibrary.push_back(name);
+  if (compiled && !fixedInLibrary.empty()) {
+    spdlog::error("{}: compiled into '{}' when it was built; give the ONNX "
+                  "model to train with {}, or rebuild the library with "
+                  "trainc compile",
+                  llvm::join(fixedInLibrary, ", "), options.model,
+                  fixedInLibrary.size() == 1 ? "it" : "them");
+    return 1;
+  }
+  if (!compiled) {
     // Compile into a private directory first.
     llvm::SmallString<128> directory;
     if (llvm::sys::fs::createUniqueDirectory("trainc", directory)) {
@@ -554,6 +617,10 @@ int runTrainCommand(const TrainCommandOptions &options) {
   trainc_session *session = nullptr;
   if ((*api)->open(&sessionOptions, &session) != TRAINC_OK)
     return reportApiError(**api, "opening the session");
+  if (int status = applyLearningRate(**api, session, options)) {
+    (*api)->close(session);
+    return status;
+  }
   size_t arenaBytes = 0, libraryScratchBytes = 0;
   if ((*api)->getMemory(session, &arenaBytes, &libraryScratchBytes) ==
       TRAINC_OK)
