@@ -239,6 +239,7 @@ const HandlerTable &handlerTable() {
     HandlerTable t;
     registerElementwiseHandlers(t);
     registerShapeHandlers(t);
+    registerPadHandler(t);
     registerNeuralHandlers(t);
     registerLossHandlers(t);
     registerTrainingHandlers(t);

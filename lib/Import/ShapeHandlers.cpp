@@ -11,10 +11,29 @@
 #include "dialects/graph/GraphOps.h"
 #include "dialects/graph/ShapeInference.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
 
 namespace trainc::import {
 namespace {
+
+/// Calls `body` with every index of `shape`, row-major.
+void forEachIndex(ArrayRef<int64_t> shape,
+                  llvm::function_ref<void(ArrayRef<int64_t>)> body) {
+  for (int64_t extent : shape)
+    if (extent == 0)
+      return;
+  SmallVector<int64_t> index(shape.size(), 0);
+  while (true) {
+    body(index);
+    int64_t d = static_cast<int64_t>(shape.size()) - 1;
+    for (; d >= 0 && ++index[d] == shape[d]; --d)
+      index[d] = 0;
+    if (d < 0)
+      return;
+  }
+}
 
 /// Emits graph.reshape of `input` to `target`, writing 0 or -1 for the
 /// entries that depend on the batch size.
@@ -451,13 +470,24 @@ LogicalResult importSlice(NodeImporter &n) {
     allEnds[*axis] = end;
     allSteps[*axis] = step;
   }
-  if (value && rank == 1 && !value->isFloat()) {
+  if (value && !value->isFloat()) {
+    // Shape arithmetic (torch's pads: a [-1, 2] table reversed by a
+    // slice): evaluated, any rank.
+    SmallVector<SmallVector<int64_t>> picked(rank);
     KnownTensor result;
     result.elementType = value->elementType;
-    for (int64_t i = allStarts[0];
-         allSteps[0] > 0 ? i < allEnds[0] : i > allEnds[0]; i += allSteps[0])
-      result.ints.push_back(value->ints[i]);
-    result.shape = {static_cast<int64_t>(result.ints.size())};
+    for (int64_t d = 0; d < rank; ++d) {
+      for (int64_t i = allStarts[d];
+           allSteps[d] > 0 ? i < allEnds[d] : i > allEnds[d]; i += allSteps[d])
+        picked[d].push_back(i);
+      result.shape.push_back(picked[d].size());
+    }
+    forEachIndex(result.shape, [&](ArrayRef<int64_t> index) {
+      int64_t offset = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        offset = offset * inputShape[d] + picked[d][index[d]];
+      result.ints.push_back(value->ints[offset]);
+    });
     n.setKnownOutput(0, std::move(result));
     return success();
   }
@@ -519,6 +549,33 @@ LogicalResult importTranspose(NodeImporter &n) {
     if (failed(normalized))
       return failure();
     axis = *normalized;
+  }
+  SmallVector<int64_t> sorted(perm);
+  llvm::sort(sorted);
+  if (static_cast<int64_t>(perm.size()) != type->getRank() ||
+      llvm::adjacent_find(sorted) != sorted.end())
+    return n.error(
+        "perm [" +
+        llvm::join(llvm::map_range(
+                       perm, [](int64_t axis) { return std::to_string(axis); }),
+                   ", ") +
+        "] is not a permutation of the " + std::to_string(type->getRank()) +
+        " axes");
+  if (const KnownTensor *value = n.known(0); value && !value->isFloat()) {
+    KnownTensor result;
+    result.elementType = value->elementType;
+    for (int64_t axis : perm)
+      result.shape.push_back(value->shape[axis]);
+    forEachIndex(result.shape, [&](ArrayRef<int64_t> index) {
+      int64_t offset = 0;
+      for (int64_t d = 0; d < type->getRank(); ++d) {
+        auto it = llvm::find(perm, d);
+        offset = offset * value->shape[d] + index[it - perm.begin()];
+      }
+      result.ints.push_back(value->ints[offset]);
+    });
+    n.setKnownOutput(0, std::move(result));
+    return success();
   }
   auto result =
       n.create<graph::TransposeOp>({*n.input(0)}, {n.arrayAttr("perm", perm)});

@@ -621,6 +621,91 @@ class Slice:
         return x
 
 
+@op("pad", 1.0)
+class Pad:
+    """ONNX Pad (constant, edge, reflect), negative pads included: trainc
+    imports it as slices, constants, expands and concats."""
+    kind = "pad"
+
+    @classmethod
+    def applicable(cls, v):
+        return len(v.shape) >= 1 and prod(v.shape) <= 256
+
+    @classmethod
+    def make(cls, g, i, v):
+        rng = g.rng
+        r = len(v.shape)
+        mode = rng.choice(["constant", "edge", "reflect"])
+        begins, ends, shape = [], [], list(v.shape)
+        for a in range(r):
+            n = v.shape[a]
+            b = e = 0
+            if rng.random() < 0.6:
+                # A crop keeps at least 2 elements (reflect needs them).
+                low = -1 if n >= 4 else 0
+                b, e = rng.randint(low, 2), rng.randint(low, 2)
+                kept = n + min(b, 0) + min(e, 0)
+                if mode == "reflect":
+                    b, e = min(b, kept - 1), min(e, kept - 1)
+            begins.append(b)
+            ends.append(e)
+            shape[a] = n + b + e
+        if all(b == 0 and e == 0 for b, e in zip(begins, ends)):
+            begins[0] = 1
+            shape[0] += 1
+            if mode == "reflect" and v.shape[0] < 2:
+                mode = "edge"
+        value = round(rng.uniform(-1, 1), 3)
+        return Step(cls.kind, [i], {"mode": mode, "pads": begins + ends,
+                                    "value": value, "result": shape})
+
+    @classmethod
+    def emit(cls, s, names, out):
+        pads, value = f"{out}_pads", f"{out}_value"
+        inits = [const(pads, np.array(s.attrs["pads"], np.int64))]
+        ins = [names[0], pads]
+        if s.attrs["mode"] == "constant":
+            inits.append(const(value, np.array(s.attrs["value"], np.float32)))
+            ins.append(value)
+        return [helper.make_node("Pad", ins, [out], mode=s.attrs["mode"])], inits
+
+    @classmethod
+    def result(cls, s, v):
+        c = s.attrs["value"]
+        constant = s.attrs["mode"] == "constant"
+        return Value("", tuple(s.attrs["result"]),
+                     v.bounded and (not constant or abs(c) <= 1),
+                     v.positive and (not constant or c > 0), True)
+
+    @classmethod
+    def twin(cls, s, xs, p):
+        x = xs[0]
+        r = x.dim()
+        pads, mode = s.attrs["pads"], s.attrs["mode"]
+        for a in range(r):
+            b, e = pads[a], pads[a + r]
+            n = x.shape[a]
+            start, stop = max(0, -b), n - max(0, -e)
+            x = x.narrow(a, start, stop - start)
+            n = stop - start
+            b, e = max(0, b), max(0, e)
+            if b == 0 and e == 0:
+                continue
+            if mode == "constant":
+                width = [0] * (2 * r)
+                width[2 * (r - 1 - a)], width[2 * (r - 1 - a) + 1] = b, e
+                x = F.pad(x, width, value=s.attrs["value"])
+                continue
+            picked = []
+            for j in range(-b, n + e):
+                if mode == "edge":
+                    picked.append(min(max(j, 0), n - 1))
+                else:
+                    picked.append(-j if j < 0 else 2 * (n - 1) - j if j >= n else j)
+            x = x.index_select(a, torch.tensor(picked, dtype=torch.long))
+        return x
+
+
 @op("gather")
 class Gather:
     kind = "gather"

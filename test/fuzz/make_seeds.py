@@ -2,7 +2,7 @@
 
 OUT_DIR/<target>/ gets valid inputs of each kind (and a few near misses),
 in each target's framing (test/fuzz/*.cpp): the small reference models
-and the hostile models of test/lit/driver/Inputs for onnx_import, .npy and
+and the hostile and Pad models of test/lit/driver/Inputs for onnx_import, .npy and
 .pb tensors of each dtype, an IDX image/label pair, and a checkpoint of
 checkpoint.cpp's model."""
 import io
@@ -30,12 +30,13 @@ for name in sorted(os.listdir(models)):
     path = os.path.join(models, name)
     if name.endswith(".onnx") and os.path.getsize(path) < 64 * 1024:
         write("onnx_import", name, b"\x01" + open(path, "rb").read())
-with tempfile.TemporaryDirectory() as hostile:
-    subprocess.run([sys.executable, os.path.join(
-        source, "test/lit/driver/Inputs/hostile_models.py"), hostile], check=True)
-    for name in sorted(os.listdir(hostile)):
-        write("onnx_import", "hostile_" + name,
-              b"\x00" + open(os.path.join(hostile, name), "rb").read())
+for script, prefix in (("hostile_models.py", "hostile_"), ("pad_models.py", "pad_")):
+    with tempfile.TemporaryDirectory() as generated:
+        subprocess.run([sys.executable, os.path.join(
+            source, "test/lit/driver/Inputs", script), generated], check=True)
+        for name in sorted(os.listdir(generated)):
+            write("onnx_import", prefix + name,
+                  b"\x00" + open(os.path.join(generated, name), "rb").read())
 
 # tensor_file: byte 0 even: .npy, odd: .pb.
 for dtype in (np.float32, np.float64, np.int64, np.int32):

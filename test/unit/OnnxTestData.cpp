@@ -51,10 +51,10 @@ const std::map<std::string, int64_t> &sinceVersionAt13() {
 /// Input slots trainc needs to know at compile time, by op type.
 const std::map<std::string, std::set<int>> &constantSlots() {
   static const std::map<std::string, std::set<int>> slots = {
-      {"Reshape", {1}},    {"Expand", {1}},         {"Slice", {1, 2, 3, 4}},
-      {"Squeeze", {1}},    {"Unsqueeze", {1}},      {"ReduceSum", {1}},
-      {"ReduceMean", {1}}, {"ReduceMax", {1}},      {"Clip", {1, 2}},
-      {"Dropout", {1, 2}}, {"ConstantOfShape", {0}}};
+      {"Reshape", {1}},    {"Expand", {1}},          {"Slice", {1, 2, 3, 4}},
+      {"Squeeze", {1}},    {"Unsqueeze", {1}},       {"ReduceSum", {1}},
+      {"ReduceMean", {1}}, {"ReduceMax", {1}},       {"Clip", {1, 2}},
+      {"Dropout", {1, 2}}, {"ConstantOfShape", {0}}, {"Pad", {1, 2, 3}}};
   return slots;
 }
 
