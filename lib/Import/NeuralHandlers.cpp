@@ -240,6 +240,7 @@ const HandlerTable &handlerTable() {
     registerElementwiseHandlers(t);
     registerShapeHandlers(t);
     registerPadHandler(t);
+    registerCompositeHandlers(t);
     registerNeuralHandlers(t);
     registerLossHandlers(t);
     registerTrainingHandlers(t);

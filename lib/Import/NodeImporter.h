@@ -150,6 +150,7 @@ using HandlerTable = llvm::StringMap<NodeHandler>;
 void registerElementwiseHandlers(HandlerTable &table);
 void registerShapeHandlers(HandlerTable &table);
 void registerPadHandler(HandlerTable &table);
+void registerCompositeHandlers(HandlerTable &table);
 void registerNeuralHandlers(HandlerTable &table);
 void registerLossHandlers(HandlerTable &table);
 void registerTrainingHandlers(HandlerTable &table);

@@ -182,6 +182,28 @@ class LeakyRelu(Unary):
         return F.leaky_relu(xs[0], s.attrs["alpha"])
 
 
+unary("hardswish", "HardSwish", F.hardswish, weight=0.5)
+
+
+@op("hardsigmoid", 0.5)
+class HardSigmoid(Unary):
+    """As torch exports F.hardsigmoid: alpha 1/6, beta 0.5."""
+    kind, onnx_op = "hardsigmoid", "HardSigmoid"
+    bounded = positive = False
+
+    @classmethod
+    def make(cls, g, i, v):
+        return Step(cls.kind, [i], {"alpha": 1.0 / 6.0, "beta": 0.5})
+
+    @classmethod
+    def result(cls, s, v):
+        return Value("", v.shape, True, False, True)
+
+    @classmethod
+    def twin(cls, s, xs, p):
+        return F.hardsigmoid(xs[0])
+
+
 @op("softmax", 0.7)
 class Softmax(Unary):
     kind, onnx_op = "softmax", "Softmax"
@@ -704,6 +726,69 @@ class Pad:
                     picked.append(-j if j < 0 else 2 * (n - 1) - j if j >= n else j)
             x = x.index_select(a, torch.tensor(picked, dtype=torch.long))
         return x
+
+
+@op("tile", 0.7)
+class Tile:
+    """ONNX Tile: trainc imports it as reshape, expand, reshape per axis."""
+    kind = "tile"
+
+    @classmethod
+    def applicable(cls, v):
+        return len(v.shape) >= 1 and prod(v.shape) <= 128
+
+    @classmethod
+    def make(cls, g, i, v):
+        repeats = [g.rng.choice([1, 1, 2, 3]) for _ in v.shape]
+        if all(r == 1 for r in repeats):
+            repeats[g.rng.randrange(len(repeats))] = 2
+        return Step(cls.kind, [i], {"repeats": repeats})
+
+    @classmethod
+    def emit(cls, s, names, out):
+        repeats = f"{out}_repeats"
+        return ([helper.make_node("Tile", [names[0], repeats], [out])],
+                [const(repeats, np.array(s.attrs["repeats"], np.int64))])
+
+    @classmethod
+    def result(cls, s, v):
+        shape = tuple(d * r for d, r in zip(v.shape, s.attrs["repeats"]))
+        return Value("", shape, v.bounded, v.positive, True)
+
+    @classmethod
+    def twin(cls, s, xs, p):
+        return xs[0].repeat(*s.attrs["repeats"])
+
+
+@op("trilu", 0.5)
+class Trilu:
+    """ONNX Trilu (upper or lower, k in [-2, 2]): where(mask, x, 0)."""
+    kind = "trilu"
+
+    @classmethod
+    def applicable(cls, v):
+        return len(v.shape) >= 2
+
+    @classmethod
+    def make(cls, g, i, v):
+        return Step(cls.kind, [i], {"upper": g.rng.choice([0, 1]),
+                                    "k": g.rng.randint(-2, 2)})
+
+    @classmethod
+    def emit(cls, s, names, out):
+        k = f"{out}_k"
+        return ([helper.make_node("Trilu", [names[0], k], [out],
+                                  upper=s.attrs["upper"])],
+                [const(k, np.array(s.attrs["k"], np.int64))])
+
+    @classmethod
+    def result(cls, s, v):
+        return Value("", v.shape, v.bounded, False, True)
+
+    @classmethod
+    def twin(cls, s, xs, p):
+        fn = torch.triu if s.attrs["upper"] else torch.tril
+        return fn(xs[0], s.attrs["k"])
 
 
 @op("gather")

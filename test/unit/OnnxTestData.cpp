@@ -44,17 +44,22 @@ const std::map<std::string, int64_t> &sinceVersionAt13() {
       {"AveragePool", 11}, {"Conv", 11},
       {"MaxPool", 12},     {"GlobalAveragePool", 1},
       {"Not", 1},          {"ConstantOfShape", 9},
-      {"And", 7},          {"GatherElements", 11}};
+      {"And", 7},          {"GatherElements", 11},
+      {"HardSigmoid", 6},  {"Range", 11}};
   return versions;
 }
 
 /// Input slots trainc needs to know at compile time, by op type.
 const std::map<std::string, std::set<int>> &constantSlots() {
   static const std::map<std::string, std::set<int>> slots = {
-      {"Reshape", {1}},    {"Expand", {1}},          {"Slice", {1, 2, 3, 4}},
-      {"Squeeze", {1}},    {"Unsqueeze", {1}},       {"ReduceSum", {1}},
-      {"ReduceMean", {1}}, {"ReduceMax", {1}},       {"Clip", {1, 2}},
-      {"Dropout", {1, 2}}, {"ConstantOfShape", {0}}, {"Pad", {1, 2, 3}}};
+      {"Reshape", {1}},         {"Expand", {1}},
+      {"Slice", {1, 2, 3, 4}},  {"Squeeze", {1}},
+      {"Unsqueeze", {1}},       {"ReduceSum", {1}},
+      {"ReduceMean", {1}},      {"ReduceMax", {1}},
+      {"Clip", {1, 2}},         {"Dropout", {1, 2}},
+      {"ConstantOfShape", {0}}, {"Pad", {1, 2, 3}},
+      {"Split", {1}},           {"Tile", {1}},
+      {"Trilu", {1}},           {"Range", {0, 1, 2}}};
   return slots;
 }
 

@@ -1,0 +1,326 @@
+//===- CompositeHandlers.cpp - ONNX ops as compositions of graph ops -----===//
+//
+// Ops real exports use whose math is a short composition of graph ops the
+// compiler already differentiates and runs on every target, with the same
+// gradient PyTorch computes (the boundaries included):
+//
+//   HardSigmoid  clip(x * alpha + beta, 0, 1)
+//   HardSwish    x * clip(x / 6 + 1/2, 0, 1)
+//   Sum, Mean    a chain of broadcasting adds (Mean: then / n)
+//   Split        slices
+//   Tile         reshape, expand, reshape per repeated axis
+//   Trilu        where(mask, x, 0), the mask a constant
+//   Range        evaluated at import time (its inputs must be known)
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Import/ImportState.h"
+
+#include "dialects/graph/GraphOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace trainc::import {
+namespace {
+
+/// A scalar constant of `element` type (a float).
+FailureOr<Value> scalar(NodeImporter &n, double value, Type element) {
+  auto type = RankedTensorType::get({}, element);
+  return n.create<graph::ConstantOp>(
+      {}, {n.namedAttr("value", DenseElementsAttr::get(
+                                    type, FloatAttr::get(element, value)))});
+}
+
+/// clip(x * alpha + beta, 0, 1).
+FailureOr<Value> hardSigmoid(NodeImporter &n, Value x, double alpha,
+                             double beta) {
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  auto a = scalar(n, alpha, element);
+  auto b = scalar(n, beta, element);
+  if (failed(a) || failed(b))
+    return failure();
+  auto scaled = n.create<graph::MulOp>({x, *a});
+  if (failed(scaled))
+    return failure();
+  auto shifted = n.create<graph::AddOp>({*scaled, *b});
+  if (failed(shifted))
+    return failure();
+  return n.create<graph::ClipOp>(
+      {*shifted}, {n.f64Attr("min", 0.0), n.f64Attr("max", 1.0)});
+}
+
+LogicalResult importHardSigmoid(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto result =
+      hardSigmoid(n, *x, n.getFloat("alpha", 0.2), n.getFloat("beta", 0.5));
+  if (failed(result))
+    return failure();
+  n.setOutput(0, *result);
+  return success();
+}
+
+LogicalResult importHardSwish(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto gate = hardSigmoid(n, *x, 1.0 / 6.0, 0.5);
+  if (failed(gate))
+    return failure();
+  auto result = n.create<graph::MulOp>({*x, *gate});
+  if (failed(result))
+    return failure();
+  n.setOutput(0, *result);
+  return success();
+}
+
+/// Sum of every input, broadcasting; Mean divides it by their number.
+LogicalResult importSum(NodeImporter &n, bool mean) {
+  if (n.node().input_size() == 0)
+    return n.error("needs at least one input");
+  auto total = n.input(0);
+  if (failed(total))
+    return failure();
+  Value result = *total;
+  for (int i = 1; i < n.node().input_size(); ++i) {
+    auto next = n.input(i);
+    if (failed(next))
+      return failure();
+    auto sum = n.create<graph::AddOp>({result, *next});
+    if (failed(sum))
+      return failure();
+    result = *sum;
+  }
+  if (mean && n.node().input_size() > 1) {
+    auto count =
+        scalar(n, n.node().input_size(),
+               cast<RankedTensorType>(result.getType()).getElementType());
+    if (failed(count))
+      return failure();
+    auto divided = n.create<graph::DivOp>({result, *count});
+    if (failed(divided))
+      return failure();
+    result = *divided;
+  }
+  n.setOutput(0, result);
+  return success();
+}
+
+/// graph.slice of `input` from `start` to `end` along `axis`.
+FailureOr<Value> sliceAxis(NodeImporter &n, Value input, int64_t axis,
+                           int64_t start, int64_t end) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input.getType()).getShape();
+  SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
+      steps(shape.size(), 1);
+  starts[axis] = start;
+  ends[axis] = end;
+  return n.create<graph::SliceOp>({input}, {n.arrayAttr("starts", starts),
+                                            n.arrayAttr("ends", ends),
+                                            n.arrayAttr("steps", steps)});
+}
+
+LogicalResult importSplit(NodeImporter &n) {
+  auto type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  auto axis = n.normalizeAxis(n.getInt("axis", 0), type->getRank());
+  if (failed(axis))
+    return failure();
+  int64_t dim = type->getDimSize(*axis);
+  int64_t parts = n.numOutputs();
+  SmallVector<int64_t> sizes;
+  if (n.hasInput(1)) {
+    auto given = n.knownInts(1, "Split split");
+    if (failed(given))
+      return failure();
+    sizes = *given;
+  } else {
+    if (n.opset() >= 18) {
+      parts = n.getInt("num_outputs", 0);
+      if (parts != n.numOutputs())
+        return n.error("num_outputs is " + std::to_string(parts) +
+                       " but the node has " + std::to_string(n.numOutputs()) +
+                       " outputs");
+    }
+    if (parts <= 0)
+      return n.error("has no outputs");
+    // Opset 18: ceil(dim / parts) each, the last smaller; before, equal.
+    int64_t each = (dim + parts - 1) / parts;
+    if (n.opset() < 18 && dim % parts != 0)
+      return n.error("axis " + std::to_string(*axis) + " of size " +
+                     std::to_string(dim) + " does not split into " +
+                     std::to_string(parts) + " equal parts");
+    for (int64_t i = 0, left = dim; i < parts; ++i, left -= each)
+      sizes.push_back(std::min(each, left));
+  }
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    if (size <= 0)
+      return n.error("split sizes must be positive, got " +
+                     std::to_string(size));
+    if (__builtin_add_overflow(total, size, &total))
+      total = -1;
+  }
+  if (static_cast<int64_t>(sizes.size()) != n.numOutputs() || total != dim)
+    return n.error("split sizes (" + std::to_string(sizes.size()) +
+                   ") must be one per output (" +
+                   std::to_string(n.numOutputs()) + ") and sum to " +
+                   std::to_string(dim));
+  int64_t start = 0;
+  for (auto [i, size] : llvm::enumerate(sizes)) {
+    auto part = sliceAxis(n, *n.input(0), *axis, start, start + size);
+    if (failed(part))
+      return failure();
+    n.setOutput(i, *part);
+    start += size;
+  }
+  return success();
+}
+
+LogicalResult importTile(NodeImporter &n) {
+  auto type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  auto repeats = n.knownInts(1, "Tile repeats");
+  if (failed(repeats))
+    return failure();
+  if (static_cast<int64_t>(repeats->size()) != type->getRank())
+    return n.error("repeats has " + std::to_string(repeats->size()) +
+                   " entries for a tensor of rank " +
+                   std::to_string(type->getRank()));
+  SmallVector<int64_t> shape(type->getShape());
+  for (auto [axis, count] : llvm::enumerate(*repeats)) {
+    if (count <= 0 || __builtin_mul_overflow(shape[axis], count, &shape[axis]))
+      return n.error("repeat " + std::to_string(count) + " of axis " +
+                     std::to_string(axis) + " is out of range");
+  }
+  if (std::string bad = checkShape(shape, 8); !bad.empty())
+    return n.error("the tiled tensor would have " + bad);
+  // Per repeated axis: a new axis of size 1 before it, expanded to the
+  // count, merged with it (the copies follow one another, as Tile's do).
+  Value result = *n.input(0);
+  for (auto [axis, count] : llvm::enumerate(*repeats)) {
+    if (count == 1)
+      continue;
+    SmallVector<int64_t> current(
+        cast<RankedTensorType>(result.getType()).getShape());
+    SmallVector<int64_t> split(current), broadcast(current.size() + 1, 1),
+        merged(current);
+    split.insert(split.begin() + axis, 1);
+    broadcast[axis] = count;
+    merged[axis] *= count;
+    auto inserted =
+        n.create<graph::ReshapeOp>({result}, {n.arrayAttr("shape", split)});
+    if (failed(inserted))
+      return failure();
+    auto expanded = n.create<graph::ExpandOp>(
+        {*inserted}, {n.arrayAttr("shape", broadcast)});
+    if (failed(expanded))
+      return failure();
+    auto tiled =
+        n.create<graph::ReshapeOp>({*expanded}, {n.arrayAttr("shape", merged)});
+    if (failed(tiled))
+      return failure();
+    result = *tiled;
+  }
+  n.setOutput(0, result);
+  return success();
+}
+
+LogicalResult importTrilu(NodeImporter &n) {
+  auto type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  if (type->getRank() < 2)
+    return n.error("needs a tensor of rank 2 or more");
+  int64_t k = 0;
+  if (n.hasInput(1)) {
+    auto given = n.knownInts(1, "Trilu k");
+    if (failed(given))
+      return failure();
+    if (given->size() != 1)
+      return n.error("k must be a scalar");
+    k = given->front();
+  }
+  bool upper = n.getBool("upper", true);
+  int64_t rows = type->getDimSize(type->getRank() - 2);
+  int64_t columns = type->getDimSize(type->getRank() - 1);
+  int64_t plane;
+  if (__builtin_mul_overflow(rows, columns, &plane) ||
+      plane > (int64_t(1) << 24))
+    return n.error("a plane of " + std::to_string(rows) + "x" +
+                   std::to_string(columns) +
+                   ": more than 2^24 elements for its mask");
+  // Kept: j - i >= k (upper) or j - i <= k (lower).
+  SmallVector<bool> keep;
+  keep.reserve(plane);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < columns; ++j)
+      keep.push_back(upper ? j - i >= k : j - i <= k);
+  auto maskType =
+      RankedTensorType::get({rows, columns}, n.builder().getI1Type());
+  auto mask = n.create<graph::ConstantOp>(
+      {}, {n.namedAttr("value", DenseElementsAttr::get(maskType, keep))});
+  auto zero = scalar(n, 0.0, type->getElementType());
+  if (failed(mask) || failed(zero))
+    return failure();
+  auto result = n.create<graph::WhereOp>({*mask, *n.input(0), *zero});
+  if (failed(result))
+    return failure();
+  n.setOutput(0, *result);
+  return success();
+}
+
+LogicalResult importRange(NodeImporter &n) {
+  const KnownTensor *bounds[3] = {n.known(0), n.known(1), n.known(2)};
+  for (unsigned i = 0; i < 3; ++i)
+    if (!bounds[i] || bounds[i]->numElements() != 1)
+      return n.error("Range's start, limit and delta must be scalars known "
+                     "at import time (input " +
+                     std::to_string(i) + ")");
+  KnownTensor result;
+  result.elementType = bounds[0]->elementType;
+  auto value = [](const KnownTensor *t) {
+    return t->isFloat() ? t->floats.front()
+                        : static_cast<double>(t->ints.front());
+  };
+  double start = value(bounds[0]), limit = value(bounds[1]),
+         delta = value(bounds[2]);
+  if (delta == 0 || !std::isfinite(start) || !std::isfinite(limit) ||
+      !std::isfinite(delta))
+    return n.error("Range needs finite bounds and a delta that is not 0");
+  double count = std::max(0.0, std::ceil((limit - start) / delta));
+  if (count > kMaxKnownElements)
+    return n.error("Range of " + std::to_string(count) +
+                   " elements: more than trainc evaluates at import time");
+  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
+    if (result.isFloat())
+      result.floats.push_back(start + i * delta);
+    else if (int64_t step, next;
+             __builtin_mul_overflow(i, bounds[2]->ints.front(), &step) ||
+             __builtin_add_overflow(bounds[0]->ints.front(), step, &next))
+      return n.error("Range overflows 64-bit integers");
+    else
+      result.ints.push_back(next);
+  }
+  result.shape = {static_cast<int64_t>(count)};
+  n.setKnownOutput(0, std::move(result));
+  return success();
+}
+
+} // namespace
+
+void registerCompositeHandlers(HandlerTable &table) {
+  table["HardSigmoid"] = importHardSigmoid;
+  table["HardSwish"] = importHardSwish;
+  table["Sum"] = [](NodeImporter &n) { return importSum(n, false); };
+  table["Mean"] = [](NodeImporter &n) { return importSum(n, true); };
+  table["Split"] = importSplit;
+  table["Tile"] = importTile;
+  table["Trilu"] = importTrilu;
+  table["Range"] = importRange;
+}
+
+} // namespace trainc::import
