@@ -2,8 +2,10 @@
 //
 // Statistics (mean, sum of squared deviations) go to scratch buffers indexed
 // like the statistic: a layer norm's rows, a batch norm's channels. The
-// passes over the data read them. Accumulation is in f32 in the schedule's
-// order (the reference kernels accumulate in double).
+// passes over the data read them. Accumulation is in the schedule's order,
+// in f32 for layer norm and for batch norm's gradient sums, in f64 for
+// batch norm's forward statistics (as PyTorch's CPU kernels and the
+// reference kernels, which accumulate in double).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/KernelBuilder.h"
@@ -93,29 +95,53 @@ void perStatistic(KernelBuilder &kb, const NormSpace &ns,
 
 /// Per statistic: the mean of `input`, and the sum of squared deviations
 /// from it (two passes, as the reference: no cancellation), in two new
-/// scratch buffers.
+/// scratch buffers of the input's compute type. With `wide`, both sums are
+/// accumulated in f64 (as PyTorch's CPU batch norm does: a channel's
+/// statistic sums N*H*W values, and f32 sums of that many carry several
+/// times its rounding noise), then rounded.
 std::pair<Operand, Operand> moments(KernelBuilder &kb, const NormSpace &ns,
-                                    Operand input) {
+                                    Operand input, bool wide = false) {
   Type element = kb.computeType(elementOf(input));
-  Operand mean{kb.scratch(ns.statisticShape(), element), ns.statisticId};
-  Operand squares{kb.scratch(ns.statisticShape(), element), ns.statisticId};
+  Type sumType = wide ? kb.builder.getF64Type() : element;
+  Operand mean{kb.scratch(ns.statisticShape(), sumType), ns.statisticId};
+  Operand squares{kb.scratch(ns.statisticShape(), sumType), ns.statisticId};
   double count = double(ns.count);
-  sumPerStatistic(kb, ns, input, mean,
-                  [](OpBuilder &, Location,
-                     ValueRange x) -> SmallVector<Value> { return {x[0]}; });
+  auto widened = [sumType](OpBuilder &b, Location loc, Value x) {
+    return x.getType() == sumType
+               ? x
+               : Value(arith::ExtFOp::create(b, loc, sumType, x));
+  };
+  sumPerStatistic(
+      kb, ns, input, mean,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        return {widened(b, loc, x[0])};
+      });
   perStatistic(
       kb, ns, {}, mean.buffer,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         return {arith::DivFOp::create(b, loc, x[0],
-                                      constant(b, loc, element, count))};
+                                      constant(b, loc, sumType, count))};
       });
   sumPerStatistic(
       kb, ns, {input, mean}, squares,
-      [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        Value centered = arith::SubFOp::create(b, loc, x[0], x[1]);
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value centered =
+            arith::SubFOp::create(b, loc, widened(b, loc, x[0]), x[1]);
         return {arith::MulFOp::create(b, loc, centered, centered)};
       });
-  return {mean, squares};
+  if (!wide)
+    return {mean, squares};
+  Operand narrowMean{kb.scratch(ns.statisticShape(), element), ns.statisticId};
+  Operand narrowSquares{kb.scratch(ns.statisticShape(), element),
+                        ns.statisticId};
+  perStatistic(
+      kb, ns, {mean.buffer, squares.buffer},
+      {narrowMean.buffer, narrowSquares.buffer},
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        return {arith::TruncFOp::create(b, loc, element, x[0]),
+                arith::TruncFOp::create(b, loc, element, x[1])};
+      });
+  return {narrowMean, narrowSquares};
 }
 
 /// squares / count: the biased variance.
@@ -137,8 +163,9 @@ Value inverseStdOf(OpBuilder &b, Location loc, Value variance, double epsilon) {
 /// new scratch buffers.
 std::pair<Operand, Operand> meanAndInverseStd(KernelBuilder &kb,
                                               const NormSpace &ns,
-                                              Operand input, double epsilon) {
-  auto [mean, squares] = moments(kb, ns, input);
+                                              Operand input, double epsilon,
+                                              bool wide = false) {
+  auto [mean, squares] = moments(kb, ns, input, wide);
   perStatistic(
       kb, ns, {}, squares.buffer,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
@@ -370,7 +397,7 @@ LogicalResult buildBatchNormTraining(KernelBuilder &kb) {
   BatchNormOperands operands(kb, *bn);
   Value newMean = kb.output(1, bn->statisticShape());
   Value newVar = kb.output(2, bn->statisticShape());
-  auto [mean, squares] = moments(kb, *bn, operands.input);
+  auto [mean, squares] = moments(kb, *bn, operands.input, /*wide=*/true);
   double count = double(bn->count);
 
   // ONNX's momentum convention; the running variance takes the unbiased
@@ -434,7 +461,9 @@ LogicalResult buildBatchNormTrainingBackward(KernelBuilder &kb) {
   Operand dx{kb.output(0, tensor), bn->tensorId};
   Operand dscale{kb.output(1, channels), channel};
   Operand dbias{kb.output(2, channels), channel};
-  auto [mean, inverseStd] = meanAndInverseStd(kb, *bn, input, epsilon);
+  // The forward pass's statistics (f64 sums, see moments).
+  auto [mean, inverseStd] =
+      meanAndInverseStd(kb, *bn, input, epsilon, /*wide=*/true);
   double count = double(bn->count);
 
   sumPerStatistic(

@@ -71,14 +71,16 @@ mlir::MLIRContext &context() {
   return *created;
 }
 
-/// Calls `nest(begin, end, buffers...)` for up to 12 buffers.
+/// Calls `nest(begin, end, buffers...)` for up to 16 buffers.
 void callNest(void *address, int64_t begin, int64_t end,
               std::vector<void *> &b) {
-  b.resize(12, nullptr);
+  b.resize(16, nullptr);
   using F = void (*)(int64_t, int64_t, void *, void *, void *, void *, void *,
-                     void *, void *, void *, void *, void *, void *, void *);
+                     void *, void *, void *, void *, void *, void *, void *,
+                     void *, void *, void *, void *);
   reinterpret_cast<F>(address)(begin, end, b[0], b[1], b[2], b[3], b[4], b[5],
-                               b[6], b[7], b[8], b[9], b[10], b[11]);
+                               b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+                               b[13], b[14], b[15]);
 }
 
 /// The CPU the kernels are scheduled and optimized for before they run on
@@ -173,7 +175,7 @@ GeneratedRun runGenerated(const OpCase &c) {
     // Garbage, not zeros: kernels must initialize what they accumulate.
     storage.emplace_back(type.getNumElements() * bytes, 0x7f);
   }
-  REQUIRE(storage.size() <= 12);
+  REQUIRE(storage.size() <= 16);
   std::vector<void *> pointers;
   for (auto &bytes : storage)
     pointers.push_back(bytes.data());
