@@ -2,22 +2,29 @@
 # Builds trainc with AddressSanitizer and UndefinedBehaviorSanitizer in
 # build-asan (every target, the runtime archive linked into model
 # libraries included) and runs the test suite there (arguments go to
-# ctest, e.g. -R unit). Python-driven tests load model libraries into
-# /usr/bin/python3, so the ASan runtime is preloaded for every test; leaks
-# are not reported (Python's own allocations would drown them).
+# ctest, e.g. -R unit). The tests' Python (TRAINC_PYTHON) is a wrapper
+# that preloads the ASan runtime, since Python-driven tests load model
+# libraries into /usr/bin/python3; lit and ctest themselves run without it
+# (lit's worker processes spin under a preloaded ASan). Leaks are not
+# reported (Python's own allocations would drown them).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${TRAINC_ASAN_BUILD_DIR:-$root/build-asan}"
 "$root/scripts/deps.sh"
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DTRAINC_SANITIZE=address,undefined
-fi
+mkdir -p "$build"
+python="$build/python-asan"
+cat > "$python" <<WRAPPER
+#!/bin/sh
+# /usr/bin/python3 with the ASan and UBSan runtimes preloaded (scripts/sanitize.sh).
+LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" exec /usr/bin/python3 "\$@"
+WRAPPER
+chmod +x "$python"
+cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+  -DTRAINC_SANITIZE=address,undefined -DTRAINC_PYTHON="$python" > /dev/null
 ninja -C "$build"
 cd "$build"
-export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --output-on-failure -j "$(nproc)" --timeout 1800 "$@"

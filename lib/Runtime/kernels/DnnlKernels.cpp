@@ -15,8 +15,10 @@
 //    counts the padding must not cross the end padding (ceil_mode: oneDNN
 //    divides by the whole kernel, PyTorch by the window clipped to input +
 //    pads). Max pooling selects the first maximal tap in row-major window
-//    order, as the reference does; it differs only on NaN (never selected
-//    by oneDNN) and -inf inputs;
+//    order, as the reference does. oneDNN never selects NaN: a host step
+//    after the primitive sets the windows holding one to NaN, as PyTorch
+//    outputs them (the gradient kernel still routes a window's gradient to
+//    its largest number, not to the NaN); -inf inputs differ;
 //  * batch norm: oneDNN's statistics (biased variance); the running
 //    statistics are updated on the host with the unbiased variance (as
 //    PyTorch does), since oneDNN does not keep them. The gradient kernel
@@ -295,6 +297,55 @@ dnnl::memory::desc channelBlocked(const Shape &shape, int block,
   return dnnl::memory::desc(shape, type, tags[block == 16][shape.size() - 3]);
 }
 
+/// oneDNN's max pooling never selects NaN, where PyTorch's (and the
+/// reference kernel) output NaN for a window that holds one: a NaN in the
+/// data would not reach the loss. After the primitive, each input plane
+/// (dense NCHW, f32 or bf16 bits) is scanned for NaN, and only in a plane
+/// that holds one are the outputs of the windows covering it set to NaN: a
+/// pass that reads the input once when there is none.
+void propagateNaN(const Window &window, int64_t planes, bool bf16,
+                  const void *input, void *output) {
+  auto isNaN = [&](const void *plane, int64_t i) {
+    if (bf16)
+      return (static_cast<const uint16_t *>(plane)[i] & 0x7fff) > 0x7f80;
+    float value = static_cast<const float *>(plane)[i];
+    return value != value;
+  };
+  size_t width = bf16 ? 2 : 4;
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < planes; ++p) {
+    const char *plane =
+        static_cast<const char *>(input) + p * window.inputPlane * width;
+    bool any = false;
+    if (bf16) {
+      const uint16_t *bits = reinterpret_cast<const uint16_t *>(plane);
+      for (int64_t i = 0; i < window.inputPlane; ++i)
+        any |= (bits[i] & 0x7fff) > 0x7f80;
+    } else {
+      const float *values = reinterpret_cast<const float *>(plane);
+      for (int64_t i = 0; i < window.inputPlane; ++i)
+        any |= values[i] != values[i];
+    }
+    if (!any)
+      continue;
+    char *out = static_cast<char *>(output) + p * window.outputPlane * width;
+    int64_t position[kMaxSpatialRank] = {};
+    for (int64_t o = 0; o < window.outputPlane;
+         ++o, window.nextOutput(position)) {
+      bool nan = false;
+      window.forEachTap(position,
+                        [&](int64_t, int64_t in) { nan |= isNaN(plane, in); });
+      if (!nan)
+        continue;
+      if (bf16)
+        reinterpret_cast<uint16_t *>(out)[o] = 0x7fc0;
+      else
+        reinterpret_cast<float *>(out)[o] =
+            std::numeric_limits<float>::quiet_NaN();
+    }
+  }
+}
+
 /// The forward pooling primitive over dense tensors where oneDNN has
 /// generated code for them, else over the first channel-blocked source
 /// layout it has generated code for (its destination in the layout oneDNN
@@ -342,14 +393,21 @@ bool buildPool(const Launch &launch, DnnlKernel &kernel, std::string &error) {
   auto desc =
       poolForwardDesc(pool, dnnlPool, type, dnnl::prop_kind::forward_inference,
                       kernel.engine());
-  DnnlKernel::Memory src = kernel.toLayout(
-      kernel.input(0, plainDesc(pool.inputShape, type)), desc.src_desc());
+  DnnlKernel::Memory input = kernel.input(0, plainDesc(pool.inputShape, type));
+  DnnlKernel::Memory src = kernel.toLayout(input, desc.src_desc());
   DnnlKernel::Memory output =
       kernel.output(0, plainDesc(pool.outputShape, type));
   DnnlKernel::Memory dst = kernel.like(output, desc.dst_desc());
   kernel.add(dnnl::pooling_v2_forward(desc), desc,
              {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
   kernel.reorder(dst, output);
+  if (isMax)
+    kernel.addHost([window = pool.window,
+                    planes = pool.inputShape[0] * pool.inputShape[1],
+                    bf16 = type == memory::data_type::bf16, input,
+                    output](const DnnlKernel &k) {
+      propagateNaN(window, planes, bf16, k.data(input), k.data(output));
+    });
   return true;
 }
 

@@ -56,3 +56,14 @@ save("sqrt_of_product",
 save("exp_of_product",
      [helper.make_node("MatMul", ["x", "w"], ["p"]),
       helper.make_node("Exp", ["p"], ["y"])], [xs], [ws])
+# A ResNet-style max pool (3x3, stride 2, padded): its NaN must reach the
+# output (oneDNN's pooling never selects NaN).
+xp = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 1, 6, 6])
+yp = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 9])
+pool_graph = helper.make_graph(
+    [helper.make_node("MaxPool", ["x"], ["p"], kernel_shape=[3, 3],
+                      strides=[2, 2], pads=[1, 1, 1, 1]),
+     helper.make_node("Flatten", ["p"], ["y"])], "max_pool_3x3s2", [xp], [yp])
+with open(os.path.join(out, "max_pool_3x3s2.onnx"), "wb") as f:
+    f.write(helper.make_model(
+        pool_graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
