@@ -5,7 +5,8 @@
 # ctest, e.g. -R unit). The tests' Python (TRAINC_PYTHON) is a wrapper
 # that preloads the ASan runtime, since Python-driven tests load model
 # libraries into /usr/bin/python3; lit and ctest themselves run without it
-# (lit's worker processes spin under a preloaded ASan). Leaks are not
+# (lit's worker processes spin under a preloaded ASan). Model libraries
+# link the sanitizer runtimes (TRAINC_RUNTIME_SANITIZE). Leaks are not
 # reported (Python's own allocations would drown them).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,6 +26,9 @@ cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DTRAINC_SANITIZE=address,undefined -DTRAINC_PYTHON="$python" > /dev/null
 ninja -C "$build"
 cd "$build"
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+# allow_user_poisoning=0: LLVM's allocators poison their slabs in the
+# sanitized inline code of our objects but not in Debian's libLLVM, whose
+# allocations would then read as use-after-poison.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allow_user_poisoning=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --output-on-failure -j "$(nproc)" --timeout 1800 "$@"

@@ -238,6 +238,10 @@ llvm::Error linkSharedObject(const std::string &object,
                                    "-Wl,-z,defs",
                                    "-fopenmp",
                                    "-lm"};
+  // The runtime archive of a sanitized build (scripts/sanitize.sh) calls
+  // the sanitizer runtimes.
+  if (llvm::StringRef sanitize = TRAINC_RUNTIME_SANITIZE; !sanitize.empty())
+    args.push_back("-fsanitize=" + sanitize.str());
   // The CUDA runtime has no host kernels (and opens the driver itself).
   if (cuda)
     args.push_back("-ldl");

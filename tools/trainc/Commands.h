@@ -92,6 +92,8 @@ struct TrainCommandOptions {
   /// ...): a library has them compiled in, so they are refused with a .so,
   /// except --lr, which the session sets (trainc_set_learning_rate).
   std::vector<std::string> compileOptionsGiven;
+  /// --batch-size was given: with a .so, it must be the library's batch.
+  bool batchSizeGiven = false;
 };
 
 struct ModelApi;

@@ -102,6 +102,7 @@ void addTrainCommand(CLI::App &command, TrainCommandOptions &options) {
     for (const std::string &name : compileOptions)
       if (command.count(name))
         options.compileOptionsGiven.push_back(name);
+    options.batchSizeGiven = command.count("--batch-size") > 0;
   });
 }
 
@@ -611,6 +612,17 @@ int runTrainCommand(const TrainCommandOptions &options) {
     return 1;
   }
   nlohmann::json manifest = nlohmann::json::parse((*api)->manifest());
+  if (compiled && options.batchSizeGiven)
+    for (const auto &argument :
+         manifest["functions"]["train_step"]["arguments"])
+      if (argument["role"] == "input" && !argument["shape"].empty() &&
+          argument["shape"][0].get<int64_t>() != options.batchSize) {
+        spdlog::error("--batch-size {}: '{}' was compiled for batches of {}; "
+                      "give the ONNX model to train with another batch size",
+                      options.batchSize, options.model,
+                      argument["shape"][0].get<int64_t>());
+        return 1;
+      }
   trainc_session_options sessionOptions{options.threads,
                                         static_cast<uint64_t>(options.seed),
                                         nullptr};
