@@ -372,12 +372,18 @@ LogicalResult importReshape(NodeImporter &n) {
       return n.error("shape " + graph::formatShape(*requested) +
                      " has more than 2^63 elements");
   }
+  int64_t total = type->getNumElements();
   if (inferIndex >= 0) {
-    int64_t total = type->getNumElements();
     if (known == 0 || total % known != 0)
       return n.error("cannot reshape " + graph::formatShape(type->getShape()) +
                      " into " + graph::formatShape(*requested));
     target[inferIndex] = total / known;
+  } else if (known != total) {
+    // A known value keeps its elements: a target of another size would
+    // leave its shape and its elements apart (fuzz-onnx_import).
+    return n.error("cannot reshape " + graph::formatShape(type->getShape()) +
+                   " into " + graph::formatShape(*requested) +
+                   ": the element counts differ");
   }
   if (const KnownTensor *value = n.known(0)) {
     KnownTensor result = *value;

@@ -67,3 +67,12 @@ pool_graph = helper.make_graph(
 with open(os.path.join(out, "max_pool_3x3s2.onnx"), "wb") as f:
     f.write(helper.make_model(
         pool_graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString())
+# A Reshape of a known (shape arithmetic) tensor to a target of another
+# element count: 4 values into [2, 3].
+known = helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(
+    np.array([1, 2, 3, 4], np.int64)))
+target6 = helper.make_node("Constant", [], ["t"], value=numpy_helper.from_array(
+    np.array([2, 3], np.int64)))
+save("reshape_known_mismatch",
+     [known, target6, helper.make_node("Reshape", ["c", "t"], ["r"]),
+      helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT)], [])
