@@ -33,4 +33,6 @@ cd "$build"
 # model library get the ASan runtime through it, not first.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allow_user_poisoning=0:verify_asan_link_order=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# For tests that must load the runtimes first (test/e2e/c_api.sh).
+export TRAINC_ASAN_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
 ctest --output-on-failure -j "$(nproc)" --timeout 1800 "$@"

@@ -131,7 +131,9 @@ LogicalResult importPad(NodeImporter &n) {
   SmallVector<int64_t> envelope(type->getShape());
   for (auto [k, axis] : llvm::enumerate(axes)) {
     int64_t begin = (*pads)[k], end = (*pads)[k + axes.size()], extent;
-    if (std::abs(begin) > kMaxTensorBytes || std::abs(end) > kMaxTensorBytes ||
+    // (Compared, not std::abs'ed: -INT64_MIN overflows.)
+    if (begin < -kMaxTensorBytes || begin > kMaxTensorBytes ||
+        end < -kMaxTensorBytes || end > kMaxTensorBytes ||
         __builtin_add_overflow(envelope[axis], std::max<int64_t>(0, begin),
                                &extent) ||
         __builtin_add_overflow(extent, std::max<int64_t>(0, end), &extent))
