@@ -14,9 +14,16 @@ build="${TRAINC_ASAN_BUILD_DIR:-$root/build-asan}"
 "$root/scripts/deps.sh"
 mkdir -p "$build"
 python="$build/python-asan"
+# The preload is for Python alone: its sitecustomize drops LD_PRELOAD, so
+# that the programs it starts (free, c++, trainc) do not inherit it (an
+# uninstrumented `free -h` under a preloaded ASan hung bench-smoke).
+mkdir -p "$build/python-asan-site"
+printf 'import os\nos.environ.pop("LD_PRELOAD", None)\n' \
+  > "$build/python-asan-site/sitecustomize.py"
 cat > "$python" <<WRAPPER
 #!/bin/sh
 # /usr/bin/python3 with the ASan and UBSan runtimes preloaded (scripts/sanitize.sh).
+PYTHONPATH="$build/python-asan-site\${PYTHONPATH:+:\$PYTHONPATH}" \\
 LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" exec /usr/bin/python3 "\$@"
 WRAPPER
 chmod +x "$python"
