@@ -22,6 +22,9 @@
 namespace llvm {
 class Module;
 } // namespace llvm
+namespace mlir {
+class TimingScope;
+} // namespace mlir
 
 namespace trainc {
 
@@ -55,6 +58,10 @@ struct CodegenOptions {
   std::string target = "cpu";
   std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
   std::string cudaPath = "/usr/local/cuda";
+  /// `--timing`: the phases of code generation (module emission, LLVM's
+  /// optimization, code generation, linking) are timed as children of
+  /// this scope (null: not timed).
+  mlir::TimingScope *timing = nullptr;
 };
 
 /// What was produced.

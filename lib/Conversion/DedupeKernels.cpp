@@ -1,6 +1,7 @@
 //===- DedupeKernels.cpp - --trainc-dedupe-kernels ------------------------===//
 #include "lib/Conversion/Passes.h"
 
+#include "mlir/IR/AsmState.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace trainc::conversion {
@@ -13,7 +14,10 @@ using namespace trainc;
 
 namespace {
 
-/// The text of `function` with its name left out.
+/// The text of `function` with its name left out. Values are numbered
+/// within the function (an AsmState of the function, not of the module:
+/// `Block::print` builds one for the whole module, which made this pass
+/// quadratic in the number of kernels: 77 s on DenseNet-121's 1,700).
 std::string bodyText(func::FuncOp function) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -21,7 +25,11 @@ std::string bodyText(func::FuncOp function) {
   for (NamedAttribute attribute : function->getAttrs())
     if (attribute.getName() != SymbolTable::getSymbolAttrName())
       os << attribute.getName() << "=" << attribute.getValue();
-  function.getBody().front().print(os);
+  AsmState state(function, OpPrintingFlags().useLocalScope());
+  for (Operation &op : function.getBody().front()) {
+    op.print(os, state);
+    os << "\n";
+  }
   return text;
 }
 

@@ -43,6 +43,9 @@ struct CompileCommandOptions {
   std::string emit = "so";
   bool printLocations = false;
   bool stats = false;
+  /// --timing: print where the compile's time goes (import, each MLIR
+  /// pass, LLVM's optimization and code generation, linking).
+  bool timing = false;
   /// --profile: also build a library that times every kernel, train it for
   /// `profileSteps` steps on `profileThreads` threads and print where the
   /// time goes.

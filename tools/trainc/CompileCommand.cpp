@@ -21,11 +21,12 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include <fstream>
 #include <map>
 #include <sstream>
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
@@ -210,6 +211,10 @@ void addCompileCommand(CLI::App &command, CompileCommandOptions &options) {
   command.add_flag("--stats", options.stats,
                    "Print the arena size, persistent bytes, and each "
                    "kernel's backend and estimated flops and bytes");
+  command.add_flag("--timing", options.timing,
+                   "Print where the compile's time goes, on stderr: the "
+                   "import, each MLIR pass, LLVM's optimization and code "
+                   "generation, and the link (wall-clock seconds)");
   command.add_flag("--profile", options.profile,
                    "Also train a copy of the library with a timer around "
                    "every kernel on random data, and print time per kernel");
@@ -279,10 +284,18 @@ static std::string trainingJson(mlir::ModuleOp module, const std::string &amp) {
 }
 
 int runCompileCommand(const CompileCommandOptions &options) {
+  // --timing: a tree of wall-clock times, printed on stderr when the
+  // command returns (the manager outlives every scope below).
+  mlir::DefaultTimingManager timingManager;
+  timingManager.setEnabled(options.timing);
+  mlir::TimingScope timing = timingManager.getRootScope();
   mlir::MLIRContext context;
+  mlir::TimingScope importTiming =
+      timing.nest("import (ONNX to graph dialect)");
   auto imported = importModel(context, options.model);
   if (!imported)
     return 1;
+  importTiming.stop();
   mlir::ModuleOp module = *imported->module;
   std::string output = options.output;
   if (output.empty())
@@ -445,6 +458,8 @@ int runCompileCommand(const CompileCommandOptions &options) {
   bool tune = options.tune && options.emit != "train-graph";
   // With --tune, the pipeline stops after dispatch for the measurements.
   mlir::PassManager pm(&context);
+  mlir::TimingScope pipelineTiming = timing.nest("MLIR pipeline");
+  pm.enableTiming(pipelineTiming);
   buildTrainingPipeline(pm, training, ampPass);
   if (tune)
     buildDispatchPipeline(pm, dispatch, *vectorLanes);
@@ -456,6 +471,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
       spdlog::error("{}: the training pipeline failed", options.model.model);
     return 1;
   }
+  pipelineTiming.stop();
   BudgetReport budgetReport;
   if (budget) {
     std::string error;
@@ -557,6 +573,8 @@ int runCompileCommand(const CompileCommandOptions &options) {
   codegen.trainingJson = trainingJson(module, amp);
   codegen.profile = options.instrument;
   codegen.checkNumerics = options.checkNumerics;
+  mlir::TimingScope codegenTiming = timing.nest("code generation");
+  codegen.timing = &codegenTiming;
   // What trainc_export_onnx writes: the ONNX graph, with the session's
   // parameters and state as initializers.
   std::set<std::string> trained;
@@ -583,6 +601,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
                   llvm::toString(library.takeError()));
     return 1;
   }
+  codegenTiming.stop();
   // What compiles killed before their rename left beside the library.
   rt::removeStaleTemporaries(output);
   llvm::SmallString<256> directory(llvm::sys::path::parent_path(output));

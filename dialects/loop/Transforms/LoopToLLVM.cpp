@@ -82,7 +82,8 @@ void registerLoopToLLVMPipeline() {
 }
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
-translateLoopKernels(ModuleOp module, llvm::LLVMContext &context) {
+translateLoopKernels(ModuleOp module, llvm::LLVMContext &context,
+                     TimingScope *timing) {
   MLIRContext *mlirContext = module.getContext();
   DialectRegistry registry;
   registerLoopLoweringInterfaces(registry);
@@ -97,10 +98,17 @@ translateLoopKernels(ModuleOp module, llvm::LLVMContext &context) {
     return success();
   });
   PassManager pm(mlirContext);
+  TimingScope untimed;
+  TimingScope passes =
+      (timing ? *timing : untimed).nest("loop to LLVM dialect");
+  pm.enableTiming(passes);
   buildLoopToLLVMPipeline(pm);
   if (failed(pm.run(module)))
     return llvm::createStringError("lowering the generated kernels failed:\n" +
                                    diagnostics);
+  passes.stop();
+  TimingScope translation =
+      (timing ? *timing : untimed).nest("LLVM dialect to LLVM IR");
   std::unique_ptr<llvm::Module> result =
       translateModuleToLLVMIR(module, context, "trainc_kernels");
   if (!result)

@@ -24,9 +24,11 @@ void registerLoopLoweringInterfaces(mlir::DialectRegistry &registry);
 void registerLoopToLLVMPipeline();
 
 /// Runs the pipeline on `module` (which holds only loop.kernel functions)
-/// and translates the result to LLVM IR in `context`.
+/// and translates the result to LLVM IR in `context`; its passes are timed
+/// under `timing` when given (`trainc compile --timing`).
 llvm::Expected<std::unique_ptr<llvm::Module>>
-translateLoopKernels(mlir::ModuleOp module, llvm::LLVMContext &context);
+translateLoopKernels(mlir::ModuleOp module, llvm::LLVMContext &context,
+                     mlir::TimingScope *timing = nullptr);
 
 } // namespace trainc::loop
 
