@@ -11,6 +11,8 @@
 //   Tile         reshape, expand, reshape per repeated axis
 //   Trilu        where(mask, x, 0), the mask a constant
 //   Range        evaluated at import time (its inputs must be known)
+//   ScatterND    evaluated at import time (Swin's shifted-window mask is
+//                built with slice assignments on shape-derived tensors)
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Import/ImportState.h"
@@ -310,6 +312,69 @@ LogicalResult importRange(NodeImporter &n) {
   return success();
 }
 
+LogicalResult importScatterND(NodeImporter &n) {
+  const KnownTensor *data = n.known(0), *indices = n.known(1),
+                    *updates = n.known(2);
+  if (!data || !indices || !updates)
+    return n.error("ScatterND is supported on tensors known at import time "
+                   "only (a mask built from shapes); input " +
+                   std::to_string(!data      ? 0
+                                  : !indices ? 1
+                                             : 2) +
+                   " is computed at run time");
+  std::string reduction = n.getString("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    return n.error("ScatterND reduction '" + reduction +
+                   "' is not supported (none, add, mul)");
+  if (data->isFloat() != updates->isFloat() || indices->isFloat() ||
+      indices->shape.empty())
+    return n.error("ScatterND: the data and updates must have one element "
+                   "type and the indices must be integers of rank >= 1");
+  int64_t rank = data->shape.size(), k = indices->shape.back();
+  if (k < 1 || k > rank)
+    return n.error("ScatterND: index tuples of " + std::to_string(k) +
+                   " entries for data of rank " + std::to_string(rank));
+  // updates.shape = indices.shape[:-1] + data.shape[k:]
+  SmallVector<int64_t> expected(indices->shape.begin(),
+                                indices->shape.end() - 1);
+  expected.append(data->shape.begin() + k, data->shape.end());
+  if (ArrayRef<int64_t>(updates->shape) != ArrayRef<int64_t>(expected))
+    return n.error("ScatterND: updates have the wrong shape");
+  int64_t slice = 1;
+  for (int64_t d = k; d < rank; ++d)
+    slice *= data->shape[d];
+  int64_t tuples = indices->numElements() / k;
+  KnownTensor result = *data;
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t index = indices->ints[t * k + d], size = data->shape[d];
+      if (index < -size || index >= size)
+        return n.error("ScatterND: index " + std::to_string(index) +
+                       " is out of range for a dimension of " +
+                       std::to_string(size));
+      offset = offset * size + (index < 0 ? index + size : index);
+    }
+    offset *= slice;
+    for (int64_t e = 0; e < slice; ++e) {
+      int64_t from = t * slice + e, to = offset + e;
+      if (result.isFloat()) {
+        double u = updates->floats[from], &v = result.floats[to];
+        v = reduction == "add" ? v + u : reduction == "mul" ? v * u : u;
+      } else {
+        int64_t u = updates->ints[from], &v = result.ints[to];
+        if (reduction == "none")
+          v = u;
+        else if (reduction == "add" ? __builtin_add_overflow(v, u, &v)
+                                    : __builtin_mul_overflow(v, u, &v))
+          return n.error("ScatterND overflows 64-bit integers");
+      }
+    }
+  }
+  n.setKnownOutput(0, std::move(result));
+  return success();
+}
+
 } // namespace
 
 void registerCompositeHandlers(HandlerTable &table) {
@@ -321,6 +386,7 @@ void registerCompositeHandlers(HandlerTable &table) {
   table["Tile"] = importTile;
   table["Trilu"] = importTrilu;
   table["Range"] = importRange;
+  table["ScatterND"] = importScatterND;
 }
 
 } // namespace trainc::import

@@ -95,26 +95,73 @@ LogicalResult importBinary(NodeImporter &n, Compute compute,
   return success();
 }
 
+// Known integer arithmetic (shape computations): a result that overflows
+// int64 is not folded (the node imports as an op, which then fails or
+// computes at run time as the model's own integer type does).
 LogicalResult importAdd(NodeImporter &n) {
   return importBinary<graph::AddOp>(
-      n, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a + b; });
+      n, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+        int64_t r;
+        if (__builtin_add_overflow(a, b, &r))
+          return std::nullopt;
+        return r;
+      });
 }
 LogicalResult importSub(NodeImporter &n) {
   return importBinary<graph::SubOp>(
-      n, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a - b; });
+      n, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+        int64_t r;
+        if (__builtin_sub_overflow(a, b, &r))
+          return std::nullopt;
+        return r;
+      });
 }
 LogicalResult importMul(NodeImporter &n) {
   return importBinary<graph::MulOp>(
-      n, [](int64_t a, int64_t b) -> std::optional<int64_t> { return a * b; });
+      n, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+        int64_t r;
+        if (__builtin_mul_overflow(a, b, &r))
+          return std::nullopt;
+        return r;
+      });
 }
 LogicalResult importDiv(NodeImporter &n) {
   // ONNX integer Div truncates toward zero, as C++ does.
   return importBinary<graph::DivOp>(
       n, [](int64_t a, int64_t b) -> std::optional<int64_t> {
-        if (b == 0)
+        if (b == 0 || (a == INT64_MIN && b == -1))
           return std::nullopt;
         return a / b;
       });
+}
+/// Mod of integers known at import time (Swin's window padding computes
+/// `(window - size % window) % window` from shapes). `fmod = 0`: the
+/// result takes the divisor's sign (Python's %); `fmod = 1`: the
+/// dividend's (C's %). Mod of tensors computed at run time is not built.
+LogicalResult importMod(NodeImporter &n) {
+  bool fmod = n.getBool("fmod", false);
+  const KnownTensor *lhs = n.known(0), *rhs = n.known(1);
+  if (lhs && rhs && !lhs->isFloat() && !rhs->isFloat()) {
+    auto folded =
+        broadcastKnown(lhs, rhs, lhs->elementType,
+                       [fmod](int64_t a, int64_t b) -> std::optional<int64_t> {
+                         if (b == 0 || (a == INT64_MIN && b == -1))
+                           return std::nullopt;
+                         int64_t r = a % b;
+                         if (!fmod && r != 0 && ((r < 0) != (b < 0)))
+                           r += b;
+                         return r;
+                       });
+    if (folded) {
+      n.setKnownOutput(0, std::move(*folded));
+      return success();
+    }
+    return n.error("Mod of known integers: a divisor is 0 (or the result "
+                   "overflows), or the operands do not broadcast");
+  }
+  return n.error("Mod is supported on integers known at import time (shape "
+                 "arithmetic) only; this one reads tensors computed at run "
+                 "time");
 }
 LogicalResult importPow(NodeImporter &n) {
   return importBinary<graph::PowOp>(
@@ -429,6 +476,7 @@ void registerElementwiseHandlers(HandlerTable &table) {
   table["Sub"] = importSub;
   table["Mul"] = importMul;
   table["Div"] = importDiv;
+  table["Mod"] = importMod;
   table["Pow"] = importPow;
   table["Equal"] = importEqual;
   table["Less"] = importLess;

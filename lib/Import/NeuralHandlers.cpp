@@ -241,6 +241,7 @@ const HandlerTable &handlerTable() {
     registerShapeHandlers(t);
     registerPadHandler(t);
     registerCompositeHandlers(t);
+    registerEinsumHandler(t);
     registerNeuralHandlers(t);
     registerLossHandlers(t);
     registerTrainingHandlers(t);

@@ -151,6 +151,7 @@ void registerElementwiseHandlers(HandlerTable &table);
 void registerShapeHandlers(HandlerTable &table);
 void registerPadHandler(HandlerTable &table);
 void registerCompositeHandlers(HandlerTable &table);
+void registerEinsumHandler(HandlerTable &table);
 void registerNeuralHandlers(HandlerTable &table);
 void registerLossHandlers(HandlerTable &table);
 void registerTrainingHandlers(HandlerTable &table);

@@ -307,18 +307,43 @@ LogicalResult importConcat(NodeImporter &n) {
   if (n.node().input_size() == 0)
     return n.error("Concat needs at least one input");
   int64_t axisValue = n.getInt("axis", 0);
-  // Concatenation of known 1-D vectors: shape arithmetic.
-  bool allKnown = n.node().input_size() > 0;
-  for (int i = 0; i < n.node().input_size(); ++i) {
+  // Concatenation of known integer tensors: shape arithmetic (1-D shape
+  // vectors; Swin's mask indices are 14x14x1 pieces).
+  const KnownTensor *first = n.known(0);
+  bool allKnown = first && !first->isFloat() && !first->shape.empty();
+  int64_t knownRank = allKnown ? first->shape.size() : 0;
+  int64_t knownAxis = axisValue < 0 ? axisValue + knownRank : axisValue;
+  allKnown &= knownAxis >= 0 && knownAxis < knownRank;
+  int64_t total = 0;
+  for (int i = 0; allKnown && i < n.node().input_size(); ++i) {
     const KnownTensor *value = n.known(i);
-    allKnown &= value && value->shape.size() == 1 && !value->isFloat();
+    allKnown = value && !value->isFloat() &&
+               value->elementType == first->elementType &&
+               static_cast<int64_t>(value->shape.size()) == knownRank;
+    for (int64_t d = 0; allKnown && d < knownRank; ++d)
+      allKnown = d == knownAxis || value->shape[d] == first->shape[d];
+    allKnown = allKnown && value->numElements() >= 0 &&
+               !__builtin_add_overflow(total, value->numElements(), &total) &&
+               total <= kMaxKnownElements;
   }
   if (allKnown) {
     KnownTensor result;
-    result.elementType = n.known(0)->elementType;
+    result.elementType = first->elementType;
+    result.shape = first->shape;
+    result.shape[knownAxis] = 0;
+    int64_t outer = 1;
+    for (int64_t d = 0; d < knownAxis; ++d)
+      outer *= first->shape[d];
     for (int i = 0; i < n.node().input_size(); ++i)
-      llvm::append_range(result.ints, n.known(i)->ints);
-    result.shape = {static_cast<int64_t>(result.ints.size())};
+      result.shape[knownAxis] += n.known(i)->shape[knownAxis];
+    for (int64_t o = 0; o < outer; ++o)
+      for (int i = 0; i < n.node().input_size(); ++i) {
+        const KnownTensor *value = n.known(i);
+        int64_t chunk = outer ? value->numElements() / outer : 0;
+        llvm::append_range(
+            result.ints,
+            ArrayRef<int64_t>(value->ints).slice(o * chunk, chunk));
+      }
     n.setKnownOutput(0, std::move(result));
     return success();
   }
@@ -513,6 +538,37 @@ LogicalResult importExpand(NodeImporter &n) {
   auto shape = n.knownInts(1, "Expand shape");
   if (failed(shape))
     return failure();
+  if (const KnownTensor *known = n.known(0)) {
+    // Shape arithmetic (Swin's mask indices): broadcast at import time.
+    auto broadcast = graph::broadcastShapes(known->shape, *shape);
+    KnownTensor result;
+    result.elementType = known->elementType;
+    if (broadcast)
+      result.shape = *broadcast;
+    int64_t count = broadcast ? result.numElements() : -1;
+    if (count >= 0 && count <= kMaxKnownElements) {
+      int64_t rank = result.shape.size();
+      int64_t offset = rank - static_cast<int64_t>(known->shape.size());
+      for (int64_t flat = 0; flat < count; ++flat) {
+        int64_t index = 0, stride = 1, rest = flat;
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          int64_t coordinate = rest % result.shape[d];
+          rest /= result.shape[d];
+          if (d >= offset) {
+            int64_t size = known->shape[d - offset];
+            index += (size == 1 ? 0 : coordinate) * stride;
+            stride *= size;
+          }
+        }
+        if (known->isFloat())
+          result.floats.push_back(known->floats[index]);
+        else
+          result.ints.push_back(known->ints[index]);
+      }
+      n.setKnownOutput(0, std::move(result));
+      return success();
+    }
+  }
   auto type = n.inputType(0);
   if (failed(type))
     return failure();

@@ -45,7 +45,8 @@ const std::map<std::string, int64_t> &sinceVersionAt13() {
       {"MaxPool", 12},     {"GlobalAveragePool", 1},
       {"Not", 1},          {"ConstantOfShape", 9},
       {"And", 7},          {"GatherElements", 11},
-      {"HardSigmoid", 6},  {"Range", 11}};
+      {"HardSigmoid", 6},  {"Range", 11},
+      {"Einsum", 12}};
   return versions;
 }
 
@@ -59,7 +60,8 @@ const std::map<std::string, std::set<int>> &constantSlots() {
       {"Clip", {1, 2}},         {"Dropout", {1, 2}},
       {"ConstantOfShape", {0}}, {"Pad", {1, 2, 3}},
       {"Split", {1}},           {"Tile", {1}},
-      {"Trilu", {1}},           {"Range", {0, 1, 2}}};
+      {"Trilu", {1}},           {"Range", {0, 1, 2}},
+      {"Mod", {0, 1}},          {"ScatterND", {0, 1, 2}}};
   return slots;
 }
 
