@@ -315,6 +315,10 @@ LogicalResult importRange(NodeImporter &n) {
 LogicalResult importScatterND(NodeImporter &n) {
   const KnownTensor *data = n.known(0), *indices = n.known(1),
                     *updates = n.known(2);
+  // A small float initializer is known but is a weight: never folded.
+  if (n.isWeight(0) || n.isWeight(2))
+    return n.error("ScatterND into or from a model weight is not supported "
+                   "(it is evaluated at import time, on constants only)");
   if (!data || !indices || !updates)
     return n.error("ScatterND is supported on tensors known at import time "
                    "only (a mask built from shapes); input " +

@@ -66,6 +66,11 @@ const KnownTensor *NodeImporter::known(unsigned i) const {
   return &*it->second.known;
 }
 
+bool NodeImporter::isWeight(unsigned i) const {
+  return hasInput(i) && state_.initializers.count(node_.input(i)) &&
+         state_.roles.count(node_.input(i));
+}
+
 FailureOr<Value> NodeImporter::input(unsigned i) {
   if (!hasInput(i)) {
     (void)error("input " + std::to_string(i) + " is missing");

@@ -61,8 +61,13 @@ public:
   bool hasInput(unsigned i) const;
   /// Input `i` as an IR value; known values are materialized as constants.
   mlir::FailureOr<mlir::Value> input(unsigned i);
-  /// Input `i`'s value if it is known at import time, else null.
+  /// Input `i`'s value if it is known at import time, else null. Small
+  /// float initializers are known too, although they are parameters: only
+  /// fold a float value when `isWeight(i)` is false.
   const KnownTensor *known(unsigned i) const;
+  /// True when input `i` is a float initializer with a role (a parameter,
+  /// state or frozen constant): an argument of @forward, never folded.
+  bool isWeight(unsigned i) const;
   /// Input `i` must be known integers (e.g. a Reshape shape); else error.
   mlir::FailureOr<llvm::SmallVector<int64_t>> knownInts(unsigned i,
                                                         llvm::StringRef what);

@@ -538,8 +538,11 @@ LogicalResult importExpand(NodeImporter &n) {
   auto shape = n.knownInts(1, "Expand shape");
   if (failed(shape))
     return failure();
-  if (const KnownTensor *known = n.known(0)) {
-    // Shape arithmetic (Swin's mask indices): broadcast at import time.
+  const KnownTensor *known = n.known(0);
+  if (known && !n.isWeight(0)) {
+    // Shape arithmetic and masks (Swin's shifted-window mask): broadcast at
+    // import time. Not a weight: a small float initializer is known, but
+    // it is a parameter, trained through this Expand.
     auto broadcast = graph::broadcastShapes(known->shape, *shape);
     KnownTensor result;
     result.elementType = known->elementType;
