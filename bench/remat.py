@@ -4,12 +4,18 @@
   /usr/bin/python3 bench/remat.py [--models resnet18,transformer]
       [--budgets 100%,75%,50%,min] [--reps 3] [--build-dir build]
       [--workdir DIR] [--batch-scale 1] [--solvers best]
+      [--schedules memory]
 
 For each model (models/export.py's batch, times --batch-scale) and budget,
 `trainc compile --memory-budget B --stats` (SGD + momentum, softmax
-cross-entropy), once per --remat-solver in --solvers; "min" is the
+cross-entropy), once per --remat-solver in --solvers and per `--schedule` in --schedules
+(memory: launches reordered for a smaller arena, the default; graph: the
+order autodiff emits); "min" is the
 smallest arena recomputation reaches (read from the error a one-byte
-budget gives). A budget that cannot be met is
+budget gives). A budget N% is N% of the first schedule's unconstrained
+arena, passed to every compile in bytes (so that with --schedules
+graph,memory every row is measured against the order autodiff emits).
+A budget that cannot be met is
 reported as such. Then --reps rounds, the libraries in an order rotated
 each round, each run one process of bench/trainc_runner.c on the model's
 fixed batch (its median ms/step and peak RSS). Prints a Markdown table:
@@ -61,10 +67,10 @@ def write_batch(workdir, name, scale):
     return spec.inputs[0][1][0] * scale, args
 
 
-def compile_model(trainc, onnx, batch, budget, solver, library):
+def compile_model(trainc, onnx, batch, budget, solver, schedule, library):
     command = [trainc, "compile", onnx, "--batch", str(batch), "--optimizer", "sgd",
                "--lr", "0.01", "--momentum", "0.9", "--loss", "softmax-cross-entropy",
-               "--stats", "-o", library]
+               "--schedule", schedule, "--stats", "-o", library]
     if budget != "100%":
         command += ["--memory-budget", budget, "--remat-solver", solver]
     start = time.monotonic()
@@ -80,6 +86,9 @@ def main():
     p.add_argument("--budgets", default="100%,75%,50%,min")
     p.add_argument("--solvers", default="best",
                    help="comma-separated --remat-solver values (greedy, ilp, best)")
+    p.add_argument("--schedules", default="memory",
+                   help="comma-separated --schedule values (memory, graph); the first "
+                        "one's unconstrained arena is what N%% budgets are shares of")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--batch-scale", type=int, default=1)
@@ -97,30 +106,41 @@ def main():
         batch, runner_args = write_batch(workdir, name, args.batch_scale)
         libraries = {}
         info = {}
-        for budget in args.budgets.split(","):
-            for solver in ["-"] if budget == "100%" else args.solvers.split(","):
-                key = (budget, solver)
-                requested = budget
-                if budget == "min":
-                    run = compile_model(trainc, onnx, batch, "1", solver,
-                                        os.path.join(workdir, "x.so"))
-                    found = re.search(r"(\d+) bytes at least with it", run.stderr)
-                    if not found:
-                        print(run.stderr)
-                        raise SystemExit(f"{name}: no smallest arena in the error")
-                    requested = found.group(1)
-                library = os.path.join(workdir, f"lib{name}_{budget.rstrip('%')}_{solver}.so")
-                run = compile_model(trainc, onnx, batch, requested, solver, library)
-                if run.returncode:
-                    info[key] = {"error": run.stderr.strip().splitlines()[-1]}
-                    continue
-                arena = int(re.search(r"@train_step: arena (\d+) bytes", run.stdout).group(1))
-                flops = re.search(r"([\d.]+) MFLOP per step", run.stdout)
-                kept = re.search(r"--remat-solver \w+: (\w+)", run.stdout)
-                info[key] = {"arena": arena, "mflop": float(flops.group(1)) if flops else 0.0,
-                             "kept": kept.group(1) if kept else "-", "seconds": run.seconds,
-                             "ms": [], "rss": []}
-                libraries[key] = library
+        schedules = args.schedules.split(",")
+        base_key = ("100%", "-", schedules[0])
+        for budget in ["100%"] + [b for b in args.budgets.split(",") if b != "100%"]:
+            for schedule in schedules:
+                for solver in ["-"] if budget == "100%" else args.solvers.split(","):
+                    key = (budget, solver, schedule)
+                    if budget == "100%" and "100%" not in args.budgets.split(",") \
+                            and key != base_key:
+                        continue
+                    requested = budget
+                    if budget == "min":
+                        run = compile_model(trainc, onnx, batch, "1", solver, schedule,
+                                            os.path.join(workdir, "x.so"))
+                        found = re.search(r"(\d+) bytes at least with it", run.stderr)
+                        if not found:
+                            print(run.stderr)
+                            raise SystemExit(f"{name}: no smallest arena in the error")
+                        requested = found.group(1)
+                    elif budget.endswith("%") and budget != "100%":
+                        requested = str(int(info[base_key]["arena"] * float(budget[:-1]) / 100))
+                    library = os.path.join(
+                        workdir, f"lib{name}_{budget.rstrip('%')}_{solver}_{schedule}.so")
+                    run = compile_model(trainc, onnx, batch, requested, solver, schedule,
+                                        library)
+                    if run.returncode:
+                        info[key] = {"error": run.stderr.strip().splitlines()[-1]}
+                        continue
+                    arena = int(re.search(r"@train_step: arena (\d+) bytes", run.stdout).group(1))
+                    flops = re.search(r"([\d.]+) MFLOP per step", run.stdout)
+                    kept = re.search(r"--remat-solver \w+: (\w+)", run.stdout)
+                    info[key] = {"arena": arena,
+                                 "mflop": float(flops.group(1)) if flops else 0.0,
+                                 "kept": kept.group(1) if kept else "-",
+                                 "seconds": run.seconds, "ms": [], "rss": []}
+                    libraries[key] = library
         order = list(libraries)
         for rep in range(args.reps):
             for requested in order[rep % len(order):] + order[:rep % len(order)]:
@@ -131,24 +151,25 @@ def main():
                 result = json.loads(out.strip().splitlines()[-1])
                 info[requested]["ms"].append(statistics.median(result["ms"]))
                 info[requested]["rss"].append(result["hwm_timed_kb"])
-        base = info.get(("100%", "-"), {}).get("ms")
-        base_arena = info.get(("100%", "-"), {}).get("arena")
-        for (requested, solver), got in info.items():
+        base = info.get(base_key, {}).get("ms")
+        base_arena = info.get(base_key, {}).get("arena")
+        for (requested, solver, schedule), got in info.items():
             if "error" in got:
-                rows.append(f"| {name} | {batch} | {requested} | {solver} | cannot be met "
-                            "| | | | | | |")
+                rows.append(f"| {name} | {batch} | {schedule} | {requested} | {solver} "
+                            "| cannot be met | | | | | | |")
                 continue
             ms = statistics.median(got["ms"])
             share = f"{100 * got['arena'] / base_arena:.0f} %" if base_arena else ""
             slower = f"{ms / statistics.median(base):.3f}" if base else ""
-            rows.append(f"| {name} | {batch} | {requested} | {solver}: {got['kept']} "
+            rows.append(f"| {name} | {batch} | {schedule} | {requested} | {solver}: {got['kept']} "
                         f"| {got['arena'] / 2**20:.1f} MiB "
                         f"| {share} | {got['mflop']:.0f} | {got['seconds']:.1f} "
                         f"| {max(got['rss']) / 1024:.0f} MiB "
                         f"| {ms:.2f} ({min(got['ms']):.2f}-{max(got['ms']):.2f}) | {slower} |")
-    print("| model | batch | budget | solver: kept | planned arena | of unconstrained "
-          "| recomputed MFLOP/step | compile s | peak RSS | ms/step (range) | time vs 100 % |")
-    print("|---|--:|---|---|--:|--:|--:|--:|--:|--:|--:|")
+    print("| model | batch | schedule | budget | solver: kept | planned arena "
+          "| of unconstrained | recomputed MFLOP/step | compile s | peak RSS "
+          "| ms/step (range) | time vs 100 % |")
+    print("|---|--:|---|---|---|--:|--:|--:|--:|--:|--:|--:|")
     print("\n".join(rows))
 
 

@@ -60,20 +60,21 @@ void buildDispatchPipeline(mlir::OpPassManager &pm,
 
 void buildKernelPipeline(mlir::OpPassManager &pm,
                          llvm::ArrayRef<std::string> dispatchOverrides,
-                         int64_t vectorLanes, bool reluEpilogues,
+                         int64_t vectorLanes,
+                         const KernelLoweringOptions &lowering,
                          const std::string &target) {
   buildDispatchPipeline(pm, dispatchOverrides, vectorLanes, target);
-  buildKernelLoweringPipeline(pm, vectorLanes, reluEpilogues);
+  buildKernelLoweringPipeline(pm, vectorLanes, lowering);
 }
 
 void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
-                                 bool reluEpilogues) {
+                                 const KernelLoweringOptions &lowering) {
   // ReLUs stay generated kernels unless asked: oneDNN 2.6's ReLU post-op
   // (vmaxps against 0) turns NaN into 0, and a NaN must reach the loss
   // (the CNN at batch 64 on a Sapphire Rapids: 5 % slower, 7.5-7.7
   // against 8.0-8.1 ms/step, 3 interleaved runs, 2026-11-26).
   kernel::FuseActivationsPassOptions activations;
-  activations.relus = reluEpilogues;
+  activations.relus = lowering.reluEpilogues;
   pm.addPass(kernel::createFuseActivationsPass(activations));
   // Not run by default: --trainc-assign-weight-layouts (blocked conv
   // weights, docs/RUNTIME.md "Layouts") measured ~8% slower on ResNet-18
@@ -86,6 +87,10 @@ void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
   fuse.vectorLanes = vectorLanes;
   pm.addPass(conversion::createFuseElementwisePass(fuse));
   pm.addPass(conversion::createDedupeKernelsPass());
+  // After fusion, which changes what is stored: the order only moves
+  // launches that share no buffer they write.
+  if (lowering.scheduleMemory)
+    pm.addPass(kernel::createScheduleMemoryPass());
   pm.addPass(kernel::createPlanMemoryPass());
 }
 

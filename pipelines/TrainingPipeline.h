@@ -19,6 +19,16 @@ namespace trainc {
 /// The options of the training pipeline are the autodiff pass's.
 using TrainingPipelineOptions = graph::AutodiffPassOptions;
 
+/// Choices of the kernel pipeline after dispatch.
+struct KernelLoweringOptions {
+  /// ReLUs after oneDNN products become their post-ops (faster, but
+  /// oneDNN 2.6 maps NaN to 0 there: `trainc compile --relu-epilogues`).
+  bool reluEpilogues = false;
+  /// --trainc-schedule-memory: launches reordered for a smaller arena
+  /// (`trainc compile --schedule memory`, the default).
+  bool scheduleMemory = true;
+};
+
 /// With `amp`, --trainc-amp runs before autodiff and again after it.
 void buildTrainingPipeline(
     mlir::OpPassManager &pm, const TrainingPipelineOptions &options,
@@ -28,13 +38,12 @@ void buildTrainingPipeline(
 /// to the kernel dialect, choose backends (`dispatchOverrides` are
 /// KERNEL=BACKEND), schedule generated kernels for vectors of
 /// `vectorLanes` f32 (the target's: targetVectorLanes in trainc/Codegen.h),
-/// place buffers in the arena. `reluEpilogues`: ReLUs after oneDNN
-/// products become their post-ops (faster, but oneDNN 2.6 maps NaN to 0
-/// there: `trainc compile --relu-epilogues`). `target` "cuda" restricts
-/// dispatch to the backends a GPU runs (cublas, generated).
+/// place buffers in the arena. `target` "cuda" restricts dispatch to the
+/// backends a GPU runs (cublas, generated).
 void buildKernelPipeline(mlir::OpPassManager &pm,
                          llvm::ArrayRef<std::string> dispatchOverrides,
-                         int64_t vectorLanes, bool reluEpilogues = false,
+                         int64_t vectorLanes,
+                         const KernelLoweringOptions &lowering = {},
                          const std::string &target = "cpu");
 /// buildKernelPipeline in two halves, for a step between them (`trainc
 /// compile --tune` changes backends): up to and including dispatch (and
@@ -45,7 +54,7 @@ void buildDispatchPipeline(mlir::OpPassManager &pm,
                            int64_t vectorLanes,
                            const std::string &target = "cpu");
 void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
-                                 bool reluEpilogues = false);
+                                 const KernelLoweringOptions &lowering = {});
 
 /// Registers `--trainc-train` (for trainc-opt).
 void registerTrainingPipeline();

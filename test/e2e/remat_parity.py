@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""--memory-budget changes no number: 3 training steps on the reference batch
-with and without recomputation give the same losses and a byte-identical
+"""--memory-budget and --schedule change no number: 3 training steps on the
+reference batch with and without recomputation, and in the order autodiff
+emits (--schedule graph), give the same losses and a byte-identical
 exported model.
 
 The budget is the smallest arena --trainc-remat reaches (named by the error
@@ -8,8 +9,9 @@ a one-byte budget gives), so that as much as possible is recomputed; the
 script first checks, with `trainc compile --stats`, that the budget made
 trainc recompute something (a model where it cannot is no test of it).
 The recomputed ops are the same ops on the same operands with the same
-kernels, so the results must agree bit for bit. Exits 1 on any
-difference.
+kernels, so the results must agree bit for bit; so must the launches in
+another order (--trainc-schedule-memory moves a launch only past launches
+that share no buffer one of them writes). Exits 1 on any difference.
 """
 import argparse
 import json
@@ -48,7 +50,8 @@ def main():
         return 1
 
     results = {}
-    for name, extra in (("plain", []), ("remat", ["--memory-budget", budget])):
+    for name, extra in (("plain", []), ("remat", ["--memory-budget", budget]),
+                        ("graph order", ["--schedule", "graph"])):
         out = os.path.join(args.workdir, f"trained_{name}.onnx")
         cmd = train_command(args.trainc, args.model, args.reference, ref, 3, out,
                             extra + OPTIMIZERS[args.optimizer])
@@ -56,13 +59,14 @@ def main():
         if losses is None:
             return 1
         results[name] = (losses, open(out, "rb").read())
-    (plain_losses, plain_model), (remat_losses, remat_model) = results["plain"], results["remat"]
+    plain_losses, plain_model = results["plain"]
     print(f"{ref['model']}, 3 steps of {args.optimizer}, --memory-budget {budget} bytes:")
-    print(f"  losses without {plain_losses}")
-    print(f"  losses with    {remat_losses}")
-    same = plain_losses == remat_losses and plain_model == remat_model
-    print("  exported model: " + ("byte-identical" if plain_model == remat_model
-                                  else "DIFFERS"))
+    same = True
+    for name, (losses, model) in results.items():
+        agrees = losses == plain_losses and model == plain_model
+        same = same and agrees
+        print(f"  {name:12s} losses {losses}, exported model "
+              + ("byte-identical" if model == plain_model else "DIFFERS"))
     print("same numbers" if same else "FAILED")
     return 0 if same else 1
 

@@ -63,6 +63,9 @@ struct CompileCommandOptions {
   std::string tuneCache;
   /// --relu-epilogues: ReLUs as oneDNN post-ops (NaN becomes 0 there).
   bool reluEpilogues = false;
+  /// --schedule: memory (launches reordered for a smaller arena) or graph
+  /// (the order autodiff emits).
+  std::string schedule = "memory";
   /// --check-numerics: test every launch's outputs for NaN and infinities.
   bool checkNumerics = false;
   std::string runtimeLibrary;

@@ -127,6 +127,13 @@ void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
                    "its post-op: faster (5 % on the CNN), but oneDNN maps "
                    "NaN to 0 there, so a NaN in the data or the weights "
                    "no longer reaches the loss");
+  command
+      .add_option("--schedule", options.schedule,
+                  "Launch order: memory (reordered where that lowers the "
+                  "arena's peak; nothing is recomputed) or graph (the order "
+                  "autodiff emits)")
+      ->check(CLI::IsMember({"memory", "graph"}))
+      ->capture_default_str();
   command.add_flag("--check-numerics", options.checkNumerics,
                    "Test the data, the weights and every kernel's outputs "
                    "for NaN and infinities while the library runs; a step "
@@ -353,6 +360,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
       return 1;
     }
     budget->solver = options.rematSolver;
+    budget->scheduleMemory = options.schedule == "memory";
     if (options.tune || options.emit == "train-graph") {
       spdlog::error("--memory-budget plans the kernels' arena: it works "
                     "with --emit so or kernel, without --tune");
@@ -398,6 +406,9 @@ int runCompileCommand(const CompileCommandOptions &options) {
   }
   // --stats with --amp: the arenas of the same model in f32, for the
   // bytes mixed precision saves (the f32 plan, compiled here too).
+  KernelLoweringOptions kernelLowering;
+  kernelLowering.reluEpilogues = options.reluEpilogues;
+  kernelLowering.scheduleMemory = options.schedule == "memory";
   PrecisionStats precisionStats;
   precisionStats.amp = amp;
   if (options.stats && amp != "off" && options.emit != "train-graph") {
@@ -405,7 +416,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
     mlir::PassManager f32Pipeline(&context);
     buildTrainingPipeline(f32Pipeline, options.training);
     buildKernelPipeline(f32Pipeline, options.dispatch, *vectorLanes,
-                        options.reluEpilogues);
+                        kernelLowering);
     if (mlir::succeeded(f32Pipeline.run(*f32)) && !failed)
       precisionStats.f32Arenas = arenaSizes(*f32);
   }
@@ -464,7 +475,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
   if (tune)
     buildDispatchPipeline(pm, dispatch, *vectorLanes);
   else if (options.emit != "train-graph" && !budget)
-    buildKernelPipeline(pm, dispatch, *vectorLanes, options.reluEpilogues,
+    buildKernelPipeline(pm, dispatch, *vectorLanes, kernelLowering,
                         options.target);
   if (mlir::failed(pm.run(module)) || failed) {
     if (!failed)
@@ -475,9 +486,11 @@ int runCompileCommand(const CompileCommandOptions &options) {
   BudgetReport budgetReport;
   if (budget) {
     std::string error;
-    auto lower = [&](mlir::OpPassManager &kernels) {
-      buildKernelPipeline(kernels, dispatch, *vectorLanes,
-                          options.reluEpilogues, options.target);
+    auto lower = [&](mlir::OpPassManager &kernels, bool scheduleMemory) {
+      KernelLoweringOptions choices = kernelLowering;
+      choices.scheduleMemory = scheduleMemory;
+      buildKernelPipeline(kernels, dispatch, *vectorLanes, choices,
+                          options.target);
     };
     if (mlir::failed(
             lowerWithinBudget(module, *budget, lower, budgetReport, error)) ||
@@ -509,7 +522,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
           tuning.cachePath.empty() ? "no cache" : tuning.cachePath,
           report.changed);
     mlir::PassManager lowering(&context);
-    buildKernelLoweringPipeline(lowering, *vectorLanes, options.reluEpilogues);
+    buildKernelLoweringPipeline(lowering, *vectorLanes, kernelLowering);
     if (mlir::failed(lowering.run(module)) || failed) {
       if (!failed)
         spdlog::error("{}: the kernel pipeline failed", options.model.model);

@@ -54,16 +54,34 @@ int64_t trainStepArena(mlir::ModuleOp module) {
   return size ? size.getInt() : 0;
 }
 
+using Lowering =
+    llvm::function_ref<void(mlir::OpPassManager &, bool scheduleMemory)>;
+
 /// `module` lowered; null if the pipeline failed.
-mlir::OwningOpRef<mlir::ModuleOp>
-lowered(mlir::ModuleOp module,
-        llvm::function_ref<void(mlir::OpPassManager &)> lower) {
+mlir::OwningOpRef<mlir::ModuleOp> lowered(mlir::ModuleOp module, Lowering lower,
+                                          bool scheduleMemory) {
   mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
   mlir::PassManager pm(module.getContext());
-  lower(pm);
+  lower(pm, scheduleMemory);
   if (mlir::failed(pm.run(*copy)))
     return nullptr;
   return copy;
+}
+
+/// `module` after recomputation, lowered with and (if allowed) without
+/// --trainc-schedule-memory: the smaller arena. The launch order the
+/// graph's recomputation plan assumes is autodiff's; reordering helps it
+/// at some targets and undoes it at others (a copy moved up to where its
+/// operands are ready lives as long as the value it replaced).
+mlir::OwningOpRef<mlir::ModuleOp>
+loweredRecomputed(mlir::ModuleOp module, Lowering lower, bool scheduleMemory) {
+  mlir::OwningOpRef<mlir::ModuleOp> inOrder = lowered(module, lower, false);
+  if (!scheduleMemory || !inOrder)
+    return inOrder;
+  mlir::OwningOpRef<mlir::ModuleOp> reordered = lowered(module, lower, true);
+  if (reordered && trainStepArena(*reordered) < trainStepArena(*inOrder))
+    return reordered;
+  return inOrder;
 }
 
 /// `module` after --trainc-remat to `target`, with what the pass recorded
@@ -103,11 +121,12 @@ mlir::OwningOpRef<mlir::ModuleOp> rematerialized(mlir::ModuleOp module,
 
 } // namespace
 
-mlir::LogicalResult
-lowerWithinBudget(mlir::ModuleOp module, const MemoryBudget &budget,
-                  llvm::function_ref<void(mlir::OpPassManager &)> lower,
-                  BudgetReport &report, std::string &error) {
-  mlir::OwningOpRef<mlir::ModuleOp> plain = lowered(module, lower);
+mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
+                                      const MemoryBudget &budget,
+                                      Lowering lower, BudgetReport &report,
+                                      std::string &error) {
+  mlir::OwningOpRef<mlir::ModuleOp> plain =
+      lowered(module, lower, budget.scheduleMemory);
   if (!plain) {
     error = "the kernel pipeline failed";
     return mlir::failure();
@@ -132,7 +151,9 @@ lowerWithinBudget(mlir::ModuleOp module, const MemoryBudget &budget,
     ++report.attempts;
     mlir::OwningOpRef<mlir::ModuleOp> rematted =
         rematerialized(module, target, budget.solver, record);
-    result = rematted ? lowered(*rematted, lower) : nullptr;
+    result = rematted
+                 ? loweredRecomputed(*rematted, lower, budget.scheduleMemory)
+                 : nullptr;
     if (!result)
       return int64_t(-1);
     int64_t arena = trainStepArena(*result);
@@ -174,7 +195,7 @@ lowerWithinBudget(mlir::ModuleOp module, const MemoryBudget &budget,
       break;
     target -= arena - report.budget;
   }
-  // As much recomputation as the pass finds.
+  // As much recomputation as the pass finds: the graph's limit.
   mlir::OwningOpRef<mlir::ModuleOp> result;
   int64_t arena = attempt(0, record, result);
   if (arena < 0) {
@@ -183,6 +204,23 @@ lowerWithinBudget(mlir::ModuleOp module, const MemoryBudget &budget,
   }
   if (arena <= report.budget)
     return accept(record, result);
+  // The planned arena is not monotone in the graph's target (copies need
+  // their own bytes where they run; reordering helps at some targets):
+  // targets at tenths of the way from the graph's peak to its limit, the
+  // highest first (the fewest recomputed flops) until one fits.
+  int64_t limit = record.graphPeakAfter, peak = record.graphPeakBefore;
+  for (int tenths = 9; tenths >= 1 && peak > limit; --tenths) {
+    int64_t sweepTarget = limit + (peak - limit) / 10 * tenths;
+    mlir::OwningOpRef<mlir::ModuleOp> swept;
+    BudgetReport sweepRecord;
+    int64_t sweptArena = attempt(sweepTarget, sweepRecord, swept);
+    if (sweptArena < 0) {
+      error = "the kernel pipeline failed after --trainc-remat";
+      return mlir::failure();
+    }
+    if (sweptArena <= report.budget)
+      return accept(sweepRecord, swept);
+  }
   error = llvm::formatv("--memory-budget: the planned arena of @train_step "
                         "cannot be made {0} bytes or less: {1} bytes without "
                         "recomputation, {2} bytes at least with it",

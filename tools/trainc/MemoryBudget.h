@@ -20,6 +20,10 @@ struct MemoryBudget {
   double percent = 0;
   /// --remat-solver: greedy, ilp or best (--trainc-remat's solver option).
   std::string solver = "best";
+  /// --schedule memory: the kernel pipeline may reorder launches
+  /// (--trainc-schedule-memory), and each recomputation plan is lowered
+  /// both with and without the reordering, the smaller arena kept.
+  bool scheduleMemory = true;
 };
 
 /// Parses "123456", "64MiB"-less plain bytes, or "N%" (0 < N <= 100);
@@ -40,15 +44,17 @@ struct BudgetReport {
 };
 
 /// Lowers `module` (after the training pipeline) with `lower` (the kernel
-/// pipeline) so that @train_step's planned arena is at most the budget:
-/// without recomputation if it fits, else --trainc-remat on @gradients with
-/// a target lowered by what each planned arena is over. Fails with
+/// pipeline, with or without --trainc-schedule-memory) so that
+/// @train_step's planned arena is at most the budget: without
+/// recomputation if it fits, else --trainc-remat on @gradients with a
+/// target lowered by what each planned arena is over, then a sweep of
+/// targets between the graph's peak and recomputation's limit. Fails with
 /// `error` naming the smallest arena recomputation reaches when even that
 /// does not fit; `module` is then unchanged.
-mlir::LogicalResult
-lowerWithinBudget(mlir::ModuleOp module, const MemoryBudget &budget,
-                  llvm::function_ref<void(mlir::OpPassManager &)> lower,
-                  BudgetReport &report, std::string &error);
+mlir::LogicalResult lowerWithinBudget(
+    mlir::ModuleOp module, const MemoryBudget &budget,
+    llvm::function_ref<void(mlir::OpPassManager &, bool scheduleMemory)> lower,
+    BudgetReport &report, std::string &error);
 
 } // namespace trainc
 

@@ -128,6 +128,24 @@ def ScheduleUpdatesPass : Pass<"trainc-schedule-updates", "mlir::ModuleOp"> {
     be cached and its buffer dies early (a smaller arena).
   }];
 }
+def ScheduleMemoryPass : Pass<"trainc-schedule-memory", "mlir::ModuleOp"> {
+  let summary = "Reorders launches to lower the arena's peak";
+  let description = [{
+    The order autodiff emits is not the one that needs the least memory: a
+    large weight gradient (a padded convolution's, say) may be computed
+    while every activation saved for the layers behind it is still live.
+    In each function this pass list-schedules the launches: a launch may
+    move past another unless both touch the same buffer (through views) and
+    one of them writes it; among the launches that are ready, the one that
+    adds the fewest live bytes (the arena buffers it is the first to use,
+    minus those it is the last to use) runs next, ties in the original
+    order. The new order is kept only if its peak of live arena bytes is
+    lower than the original's. Allocs and views move with the first
+    launch that uses them; nothing is recomputed and every launch computes
+    the same values. A function holding any op other than kernel
+    constants, allocs, views and launches is left as it is.
+  }];
+}
 def DispatchPass : Pass<"trainc-dispatch", "mlir::ModuleOp"> {
   let summary = "Chooses the backend of every kernel launch";
   let description = [{
