@@ -45,25 +45,17 @@ LaunchOp transposeWriting(Value buffer) {
   return LaunchOp();
 }
 
-/// The buffer `buffer` is a view of (in-place updates write the viewed
-/// one).
-Value rootOf(Value buffer) {
-  while (auto view = buffer.getDefiningOp<ViewOp>())
-    buffer = view.getSource();
-  return buffer;
-}
-
 /// Whether a launch strictly between `from` and `to` writes `buffer`, or,
 /// with `orReads`, reads it.
 bool usedBetween(Value buffer, Operation *from, Operation *to,
                  bool orReads = false) {
-  buffer = rootOf(buffer);
+  buffer = viewRoot(buffer);
   for (Operation *op = from->getNextNode(); op && op != to;
        op = op->getNextNode())
     if (auto launch = dyn_cast<LaunchOp>(op)) {
       auto touches = [&](ValueRange buffers) {
         return llvm::any_of(buffers,
-                            [&](Value b) { return rootOf(b) == buffer; });
+                            [&](Value b) { return viewRoot(b) == buffer; });
       };
       if (touches(launch.getOutputs()) ||
           (orReads && touches(launch.getInputs())))

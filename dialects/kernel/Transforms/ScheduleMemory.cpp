@@ -35,13 +35,6 @@ using namespace trainc::kernel;
 
 namespace {
 
-/// The buffer `value` is a view of (itself if none).
-Value rootOf(Value value) {
-  while (auto view = value.getDefiningOp<ViewOp>())
-    value = view.getSource();
-  return value;
-}
-
 /// One launch, with the buffers it reads and writes (roots, deduplicated).
 struct Node {
   LaunchOp launch;
@@ -90,11 +83,11 @@ LogicalResult Schedule::build(func::FuncOp function) {
     Node node;
     node.launch = launch;
     for (Value input : launch.getInputs())
-      node.reads.insert(rootOf(input));
+      node.reads.insert(viewRoot(input));
     for (Value output : launch.getOutputs())
-      node.writes.insert(rootOf(output));
+      node.writes.insert(viewRoot(output));
     for (Value scratch : launch.getScratch())
-      node.writes.insert(rootOf(scratch));
+      node.writes.insert(viewRoot(scratch));
     for (const auto *roots : {&node.reads, &node.writes})
       for (Value root : *roots)
         if (auto alloc = root.getDefiningOp<AllocOp>()) {

@@ -21,13 +21,6 @@ using namespace trainc::kernel;
 
 namespace {
 
-/// The buffer `value` is a view of (itself if none).
-Value rootOf(Value value) {
-  while (auto view = value.getDefiningOp<ViewOp>())
-    value = view.getSource();
-  return value;
-}
-
 /// Whether `op` must stay before `update`: it writes a buffer the update
 /// uses, reads a buffer the update writes, defines a value the update uses,
 /// or is not a kernel op this pass understands.
@@ -43,13 +36,13 @@ bool mustPrecede(Operation *op, LaunchOp update,
   if (!launch)
     return true;
   for (Value output : launch.getOutputs())
-    if (used.contains(rootOf(output)))
+    if (used.contains(viewRoot(output)))
       return true;
   for (Value scratch : launch.getScratch())
-    if (used.contains(rootOf(scratch)))
+    if (used.contains(viewRoot(scratch)))
       return true;
   for (Value input : launch.getInputs())
-    if (written.contains(rootOf(input)))
+    if (written.contains(viewRoot(input)))
       return true;
   return false;
 }
@@ -71,11 +64,11 @@ struct ScheduleUpdatesPass
   void hoist(LaunchOp update) {
     llvm::SmallPtrSet<Value, 8> used, written;
     for (Value operand : update->getOperands())
-      used.insert(rootOf(operand));
+      used.insert(viewRoot(operand));
     for (Value output : update.getOutputs())
-      written.insert(rootOf(output));
+      written.insert(viewRoot(output));
     for (Value scratch : update.getScratch())
-      written.insert(rootOf(scratch));
+      written.insert(viewRoot(scratch));
     Operation *after = update->getPrevNode();
     while (after && !mustPrecede(after, update, used, written))
       after = after->getPrevNode();
