@@ -87,9 +87,16 @@ void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
   fuse.vectorLanes = vectorLanes;
   pm.addPass(conversion::createFuseElementwisePass(fuse));
   pm.addPass(conversion::createDedupeKernelsPass());
-  // After fusion, which changes what is stored: the order only moves
-  // launches that share no buffer they write.
+  // After fusion, which changes what is stored. Reordered first (the
+  // order decides which input dies where), then an output written over a
+  // dying input is one buffer, which a second reordering moves as one
+  // (the Transformer's FFN gradient: the weight gradient before the input
+  // gradient once GELU's gradient writes over its input).
   if (lowering.scheduleMemory)
+    pm.addPass(kernel::createScheduleMemoryPass());
+  if (lowering.reuseBuffers)
+    pm.addPass(conversion::createReuseBuffersPass());
+  if (lowering.scheduleMemory && lowering.reuseBuffers)
     pm.addPass(kernel::createScheduleMemoryPass());
   pm.addPass(kernel::createPlanMemoryPass());
 }

@@ -27,6 +27,9 @@ struct KernelLoweringOptions {
   /// --trainc-schedule-memory: launches reordered for a smaller arena
   /// (`trainc compile --schedule memory`, the default).
   bool scheduleMemory = true;
+  /// --trainc-reuse-buffers: elementwise kernels write over an input that
+  /// dies there (off under --check-numerics, which reads inputs after).
+  bool reuseBuffers = true;
 };
 
 /// With `amp`, --trainc-amp runs before autodiff and again after it.

@@ -1,6 +1,8 @@
 //===- FuseElementwise.cpp - --trainc-fuse-elementwise --------------------===//
 #include "lib/Conversion/Passes.h"
 
+#include "lib/Conversion/ElementwiseNests.h"
+
 #include "dialects/loop/Schedule.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -13,55 +15,15 @@ namespace trainc::conversion {
 
 using namespace mlir;
 using namespace trainc;
+using namespace trainc::conversion;
 
 namespace {
-
-/// The only nest of a generated elementwise kernel: every dimension
-/// parallel, operands the function's arguments in order, outputs written
-/// without being read, no input check, no loop.index.
-loop::NestOp elementwiseNest(kernel::LaunchOp launch, SymbolTable &symbols) {
-  if (!launch.getCallee() || !launch.getScratch().empty())
-    return {};
-  auto function = symbols.lookup<func::FuncOp>(*launch.getCallee());
-  if (!function || function->hasAttr(loop::kCheckAttrName))
-    return {};
-  auto nests = function.getBody().getOps<loop::NestOp>();
-  if (!llvm::hasSingleElement(nests))
-    return {};
-  loop::NestOp nest = *nests.begin();
-  if (llvm::any_of(nest.getIterators(), [](Attribute iterator) {
-        return cast<StringAttr>(iterator).getValue() != "parallel";
-      }))
-    return {};
-  for (auto [i, operand] : llvm::enumerate(nest->getOperands())) {
-    auto argument = dyn_cast<BlockArgument>(operand);
-    if (!argument || argument.getArgNumber() != i)
-      return {};
-  }
-  Block &body = nest.getBody().front();
-  for (BlockArgument output :
-       body.getArguments().drop_front(nest.getInputs().size()))
-    if (!output.use_empty())
-      return {};
-  if (!body.getOps<loop::IndexOp>().empty())
-    return {};
-  return nest;
-}
 
 int64_t points(ArrayRef<int64_t> domain) {
   int64_t count = 1;
   for (int64_t extent : domain)
     count *= extent;
   return count;
-}
-
-/// Whether operand `i` of `nest` is its whole buffer in the nest's order:
-/// an identity map over a buffer shaped as the domain. (A slice from the
-/// start of each axis also has an identity map, over a larger buffer.)
-bool isWhole(loop::NestOp nest, unsigned i) {
-  AffineMap map = cast<AffineMapAttr>(nest.getIndexingMaps()[i]).getValue();
-  auto type = cast<MemRefType>(nest->getOperand(i).getType());
-  return map.isIdentity() && type.getShape() == nest.getDomain();
 }
 
 /// Whether every buffer of `nest` is read or written whole or is a scalar,

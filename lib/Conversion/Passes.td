@@ -71,6 +71,23 @@ def FuseElementwisePass : Pass<"trainc-fuse-elementwise", "mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def ReuseBuffersPass : Pass<"trainc-reuse-buffers", "mlir::ModuleOp"> {
+  let summary = "Elementwise kernels write over an input that dies there";
+  let description = [{
+    A generated elementwise kernel (one `loop.nest`, every dimension
+    parallel, outputs written without being read) reads each element of an
+    input read whole at the point where it writes the same element of an
+    output. When such an input's buffer (an alloc, through views) has the
+    output's element type and size, is touched by no other operand of the
+    launch and by nothing after it, the output's `kernel.alloc` is replaced
+    by the input (a `kernel.view` of it where the shapes differ): the
+    output is written in place, and the arena plans one buffer where it
+    planned two. Runs on the final launch order, before
+    `--trainc-plan-memory`. Off under `trainc compile --check-numerics`,
+    which reads a launch's inputs after it to tell where a NaN started.
+  }];
+}
+
 def DedupeKernelsPass : Pass<"trainc-dedupe-kernels", "mlir::ModuleOp"> {
   let summary = "One loop kernel per distinct body";
   let description = [{

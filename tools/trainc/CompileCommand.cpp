@@ -409,6 +409,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
   KernelLoweringOptions kernelLowering;
   kernelLowering.reluEpilogues = options.reluEpilogues;
   kernelLowering.scheduleMemory = options.schedule == "memory";
+  kernelLowering.reuseBuffers = !options.checkNumerics;
   PrecisionStats precisionStats;
   precisionStats.amp = amp;
   if (options.stats && amp != "off" && options.emit != "train-graph") {

@@ -6,8 +6,12 @@
 // List scheduling: among the launches whose predecessors have all run, the
 // one that adds the fewest bytes (buffers it starts, minus buffers whose
 // last use it is) runs next; ties go to the earlier launch in the original
-// order, so independent chains keep their order. The new order is kept only
-// if its peak of live bytes is lower than the original's.
+// order, so independent chains keep their order. Two orders are built: one
+// where launches move as far as their dependencies allow, one where a
+// launch moves at most 4 places ahead of the earliest unscheduled launch
+// (local swaps, which keep recomputed copies beside their readers). The
+// one with the lowest peak of live bytes is kept if that peak is lower
+// than the original order's.
 //
 // The typical win is in the backward pass: a weight gradient whose buffer
 // is large (a padded convolution's) waits until the activations saved for
@@ -22,6 +26,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -54,8 +59,10 @@ public:
   /// nodes): a buffer lives from its first launch to its last.
   int64_t peak(ArrayRef<size_t> order) const;
 
-  /// The greedy memory-aware order.
-  SmallVector<size_t> greedy() const;
+  /// The greedy memory-aware order; with a `window`, a launch may only
+  /// run before the earliest launch not yet scheduled if it comes at most
+  /// `window` launches after it in the original order.
+  SmallVector<size_t> greedy(size_t window) const;
 
   /// Moves the function's ops into `order`: constants first, then each
   /// launch preceded by the allocs and views it is the first to use.
@@ -154,7 +161,7 @@ int64_t Schedule::peak(ArrayRef<size_t> order) const {
   return peakBytes;
 }
 
-SmallVector<size_t> Schedule::greedy() const {
+SmallVector<size_t> Schedule::greedy(size_t window) const {
   DenseMap<Value, size_t> remaining = userCount;
   llvm::DenseSet<Value> started;
   std::vector<size_t> waiting = predecessorCount;
@@ -176,9 +183,13 @@ SmallVector<size_t> Schedule::greedy() const {
   SmallVector<size_t> order;
   order.reserve(nodes.size());
   while (!ready.empty()) {
+    // The earliest launch not yet scheduled is always ready (everything
+    // before it has run), so it is the smallest ready index.
     size_t best = *ready.begin();
     int64_t bestDelta = added(best);
     for (size_t candidate : ready) {
+      if (candidate - *ready.begin() > window)
+        break;
       int64_t delta = added(candidate);
       if (delta < bestDelta) {
         best = candidate;
@@ -249,12 +260,21 @@ struct ScheduleMemoryPass
         continue;
       SmallVector<size_t> original(schedule.size());
       std::iota(original.begin(), original.end(), 0);
-      SmallVector<size_t> reordered = schedule.greedy();
-      int64_t before = schedule.peak(original);
-      int64_t after = schedule.peak(reordered);
-      if (after >= before)
-        continue;
-      schedule.apply(function, reordered);
+      // Unbounded, launches move as far as their dependencies allow; a
+      // window of a few launches makes local swaps only, which keeps
+      // recomputed copies next to their readers.
+      int64_t best = schedule.peak(original);
+      SmallVector<size_t> chosen;
+      for (size_t window : {std::numeric_limits<size_t>::max(), size_t(4)}) {
+        SmallVector<size_t> reordered = schedule.greedy(window);
+        int64_t peak = schedule.peak(reordered);
+        if (peak < best) {
+          best = peak;
+          chosen = std::move(reordered);
+        }
+      }
+      if (!chosen.empty())
+        schedule.apply(function, chosen);
     }
   }
 };
