@@ -25,6 +25,13 @@ inline constexpr llvm::StringLiteral kLayoutAttrName = "kernel.layout";
 /// Launch option (i64): the layout group of the launch's weights operand
 /// (or weight-gradient output).
 inline constexpr llvm::StringLiteral kWeightLayoutOption = "weight_layout";
+
+/// The buffer `value` is a view of (itself if none).
+inline mlir::Value viewRoot(mlir::Value value) {
+  while (auto view = value.getDefiningOp<ViewOp>())
+    value = view.getSource();
+  return value;
+}
 } // namespace trainc::kernel
 
 #endif

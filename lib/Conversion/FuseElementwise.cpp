@@ -40,17 +40,12 @@ bool isReshapable(loop::NestOp nest) {
 /// Whether a launch strictly between `from` and `to` writes one of
 /// `buffers` (through a view or not).
 bool writtenBetween(ValueRange buffers, Operation *from, Operation *to) {
-  auto root = [](Value buffer) {
-    while (auto view = buffer.getDefiningOp<kernel::ViewOp>())
-      buffer = view.getSource();
-    return buffer;
-  };
   for (Operation *op = from->getNextNode(); op && op != to;
        op = op->getNextNode())
     if (auto launch = dyn_cast<kernel::LaunchOp>(op))
       for (Value written : launch.getOutputs())
         for (Value buffer : buffers)
-          if (root(written) == root(buffer))
+          if (kernel::viewRoot(written) == kernel::viewRoot(buffer))
             return true;
   return false;
 }

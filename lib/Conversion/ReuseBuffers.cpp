@@ -27,12 +27,6 @@ using namespace trainc::conversion;
 
 namespace {
 
-Value rootOf(Value buffer) {
-  while (auto view = buffer.getDefiningOp<kernel::ViewOp>())
-    buffer = view.getSource();
-  return buffer;
-}
-
 /// Whether `buffer`, or a view of it, is used after `launch`.
 bool usedAfter(Value buffer, Operation *launch) {
   for (Operation *user : buffer.getUsers()) {
@@ -62,7 +56,7 @@ std::optional<unsigned> reusableInput(kernel::LaunchOp launch,
   if (!output || !isWhole(nest, inputs + j))
     return std::nullopt;
   for (auto [k, input] : llvm::enumerate(launch.getInputs())) {
-    Value root = rootOf(input);
+    Value root = kernel::viewRoot(input);
     auto alloc = root.getDefiningOp<kernel::AllocOp>();
     if (!alloc || llvm::is_contained(taken, root) || !isWhole(nest, k) ||
         cast<MemRefType>(input.getType()).getElementType() !=
@@ -73,7 +67,7 @@ std::optional<unsigned> reusableInput(kernel::LaunchOp launch,
       continue;
     bool shared = false;
     for (auto [other, operand] : llvm::enumerate(launch->getOperands()))
-      if (other != k && rootOf(operand) == root)
+      if (other != k && kernel::viewRoot(operand) == root)
         shared = true;
     if (!shared)
       return k;
@@ -99,7 +93,7 @@ struct ReuseBuffersPass
           continue;
         Value input = launch.getInputs()[*k];
         Value output = launch.getOutputs()[j];
-        taken.push_back(rootOf(input));
+        taken.push_back(kernel::viewRoot(input));
         OpBuilder builder(launch);
         Value replacement =
             input.getType() == output.getType()

@@ -15,13 +15,6 @@ namespace trainc::kernel {
 #define GEN_PASS_REGISTRATION
 #include "dialects/kernel/Transforms/Passes.h.inc"
 
-/// The buffer `value` is a view of (itself if none).
-inline mlir::Value viewRoot(mlir::Value value) {
-  while (auto view = value.getDefiningOp<ViewOp>())
-    value = view.getSource();
-  return value;
-}
-
 /// Bytes a buffer of `type` occupies (f32: 4 per element, i1: 1).
 int64_t bufferBytes(mlir::MemRefType type);
 
