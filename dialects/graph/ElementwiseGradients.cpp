@@ -106,6 +106,24 @@ LogicalResult ErfOp::buildGradients(OpBuilder &builder, ValueRange grads,
   return unaryGradient(out, b.mul(grads[0], slope));
 }
 
+LogicalResult SinOp::buildGradients(OpBuilder &builder, ValueRange grads,
+                                    SmallVectorImpl<Value> &out) {
+  GradientBuilder b(builder, getLoc());
+  return unaryGradient(out, b.mul(grads[0], b.cos(getInput())));
+}
+
+LogicalResult CosOp::buildGradients(OpBuilder &builder, ValueRange grads,
+                                    SmallVectorImpl<Value> &out) {
+  GradientBuilder b(builder, getLoc());
+  return unaryGradient(out, b.neg(b.mul(grads[0], b.sin(getInput()))));
+}
+
+LogicalResult SoftplusOp::buildGradients(OpBuilder &builder, ValueRange grads,
+                                         SmallVectorImpl<Value> &out) {
+  GradientBuilder b(builder, getLoc());
+  return unaryGradient(out, b.mul(grads[0], b.sigmoid(getInput())));
+}
+
 LogicalResult ReciprocalOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                            SmallVectorImpl<Value> &out) {
   GradientBuilder b(builder, getLoc());

@@ -37,6 +37,8 @@ Value GradientBuilder::log(Value x) { return LogOp::create(b, loc, x); }
 Value GradientBuilder::sqrt(Value x) { return SqrtOp::create(b, loc, x); }
 Value GradientBuilder::tanh(Value x) { return TanhOp::create(b, loc, x); }
 Value GradientBuilder::erf(Value x) { return ErfOp::create(b, loc, x); }
+Value GradientBuilder::sin(Value x) { return SinOp::create(b, loc, x); }
+Value GradientBuilder::cos(Value x) { return CosOp::create(b, loc, x); }
 Value GradientBuilder::sigmoid(Value x) { return SigmoidOp::create(b, loc, x); }
 Value GradientBuilder::greater(Value x, Value y) {
   return GreaterOp::create(b, loc, x, y);

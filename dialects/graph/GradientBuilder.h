@@ -38,6 +38,8 @@ public:
   mlir::Value sqrt(mlir::Value a);
   mlir::Value tanh(mlir::Value a);
   mlir::Value erf(mlir::Value a);
+  mlir::Value sin(mlir::Value a);
+  mlir::Value cos(mlir::Value a);
   mlir::Value sigmoid(mlir::Value a);
   mlir::Value pow(mlir::Value a, mlir::Value b);
   mlir::Value greater(mlir::Value a, mlir::Value b);

@@ -76,6 +76,24 @@ def Graph_ErfOp : Graph_UnaryOp<"erf", Graph_FloatTensor,
                                  [Graph_CastFp32, Graph_Differentiable]> {
   let summary = "Elementwise Gauss error function";
 }
+def Graph_SinOp : Graph_UnaryOp<"sin", Graph_FloatTensor,
+                                 [Graph_CastFp32, Graph_Differentiable]> {
+  let summary = "Elementwise sine (radians)";
+}
+def Graph_CosOp : Graph_UnaryOp<"cos", Graph_FloatTensor,
+                                 [Graph_CastFp32, Graph_Differentiable]> {
+  let summary = "Elementwise cosine (radians)";
+}
+def Graph_SoftplusOp : Graph_UnaryOp<"softplus", Graph_FloatTensor,
+                                 [Graph_CastFp32, Graph_Differentiable]> {
+  let summary = "Elementwise log(1 + e^x) (ONNX Softplus)";
+  let description = [{
+    Computed as max(x, 0) + log1p(e^-|x|), which neither overflows for
+    large x nor loses the result to rounding for very negative x (PyTorch's
+    `softplus` returns x itself above 20, where the two agree in f32). The
+    gradient is sigmoid(x).
+  }];
+}
 def Graph_ReciprocalOp : Graph_UnaryOp<"reciprocal", Graph_FloatTensor,
                                  [Graph_CastFp32, Graph_Differentiable]> {
   let summary = "Elementwise 1 / x";

@@ -162,6 +162,15 @@ Value powOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
   Value power = math::PowFOp::create(b, loc, base, exponent);
   return arith::TruncFOp::create(b, loc, x[0].getType(), power);
 }
+/// sin and cos in double, rounded once, with libm: the f32 polynomials of
+/// --trainc-approximate-math reduce the argument with an f32 pi and miss
+/// by 1e-7 near the zeros (relative error of 1e-4 there).
+template <typename OpTy>
+Value inDouble(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
+  Value wide = arith::ExtFOp::create(b, loc, b.getF64Type(), x[0]);
+  return arith::TruncFOp::create(b, loc, x[0].getType(),
+                                 OpTy::create(b, loc, wide));
+}
 Value reluOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
   // x < 0 rather than max, so that NaN stays NaN (as the reference).
   Value zero = constant(b, loc, x[0].getType(), 0.0);
@@ -172,6 +181,19 @@ Value sigmoidOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
   Value exp = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x[0]));
   return arith::DivFOp::create(b, loc, one,
                                arith::AddFOp::create(b, loc, one, exp));
+}
+/// max(x, 0) + log1p(e^-|x|): no overflow for large x (as the reference);
+/// NaN stays NaN through the log1p.
+Value softplusOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
+  Value zero = constant(b, loc, x[0].getType(), 0.0);
+  Value positive =
+      select(b, loc, arith::CmpFPredicate::OGT, x[0], zero, x[0], zero);
+  Value tail = math::Log1pOp::create(
+      b, loc,
+      math::ExpOp::create(
+          b, loc,
+          arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x[0]))));
+  return arith::AddFOp::create(b, loc, positive, tail);
 }
 Value reciprocalOp(KernelBuilder &, OpBuilder &b, Location loc, ValueRange x) {
   return arith::DivFOp::create(b, loc, constant(b, loc, x[0].getType(), 1.0),
@@ -617,6 +639,9 @@ const llvm::StringMap<Builder> &builders() {
     elementwise("graph.log", unaryOp<math::LogOp>);
     elementwise("graph.tanh", unaryOp<math::TanhOp>);
     elementwise("graph.erf", unaryOp<math::ErfOp>);
+    elementwise("graph.sin", inDouble<math::SinOp>);
+    elementwise("graph.cos", inDouble<math::CosOp>);
+    elementwise("graph.softplus", softplusOp);
     elementwise("graph.sigmoid", sigmoidOp);
     elementwise("graph.relu", reluOp);
     elementwise("graph.reciprocal", reciprocalOp);

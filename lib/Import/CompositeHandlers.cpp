@@ -10,6 +10,10 @@
 //   Split        slices
 //   Tile         reshape, expand, reshape per repeated axis
 //   Trilu        where(mask, x, 0), the mask a constant
+//   InstanceNormalization, GroupNormalization
+//                layer_norm over each (sample, group) of x reshaped to
+//                [N, groups, rest], then a per-channel scale and shift
+//                (an instance is a group of one channel)
 //   Range        evaluated at import time (its inputs must be known)
 //   ScatterND    evaluated at import time (Swin's shifted-window mask is
 //                built with slice assignments on shape-derived tensors)
@@ -18,6 +22,7 @@
 #include "lib/Import/ImportState.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "dialects/graph/ShapeInference.h"
 
 #include <cmath>
 
@@ -275,6 +280,103 @@ LogicalResult importTrilu(NodeImporter &n) {
   return success();
 }
 
+/// x: [N, C, D...] normalized over each of `groups` groups of C / groups
+/// channels (and all of D), then scaled and shifted per channel: `scale`
+/// and `bias` have one value per channel, or per group when `perGroup`
+/// (GroupNormalization-18).
+LogicalResult normalizeGroups(NodeImporter &n, int64_t groups, bool perGroup) {
+  auto type = n.inputType(0);
+  auto x = n.input(0), scale = n.input(1), bias = n.input(2);
+  if (failed(type) || failed(x) || failed(scale) || failed(bias))
+    return failure();
+  if (type->getRank() < 3)
+    return n.error("needs an input of rank 3 or more ([N, C, D...]), got " +
+                   graph::formatShape(type->getShape()));
+  if (!type->hasStaticShape())
+    return n.error("needs a static input shape, got " +
+                   graph::formatShape(type->getShape()));
+  ArrayRef<int64_t> shape = type->getShape();
+  int64_t channels = shape[1];
+  if (groups <= 0 || channels % groups != 0)
+    return n.error(std::to_string(channels) + " channels do not split into " +
+                   std::to_string(groups) + " groups");
+  int64_t rest = type->getNumElements() / (shape[0] * groups);
+  int64_t affineSize = perGroup ? groups : channels;
+  for (Value value : {*scale, *bias}) {
+    auto affine = cast<RankedTensorType>(value.getType());
+    if (affine.getShape() != ArrayRef<int64_t>{affineSize})
+      return n.error(
+          std::string("scale and bias must have shape ") +
+          std::to_string(affineSize) +
+          (perGroup ? " (a value per group)" : " (a value per channel)") +
+          ", got " + graph::formatShape(affine.getShape()));
+  }
+  Type element = type->getElementType();
+  auto grouped = n.create<graph::ReshapeOp>(
+      {*x}, {n.arrayAttr("shape", {shape[0], groups, rest})});
+  auto onesType = RankedTensorType::get({rest}, element);
+  auto ones = n.create<graph::ConstantOp>(
+      {}, {n.namedAttr("value", DenseElementsAttr::get(
+                                    onesType, FloatAttr::get(element, 1.0)))});
+  if (failed(grouped) || failed(ones))
+    return failure();
+  auto normalized = n.create<graph::LayerNormOp>(
+      {*grouped, *ones}, {n.i64Attr("axis", 2),
+                          n.f64Attr("epsilon", n.getFloat("epsilon", 1e-5))});
+  if (failed(normalized))
+    return failure();
+  auto result =
+      n.create<graph::ReshapeOp>({*normalized}, {n.arrayAttr("shape", shape)});
+  if (failed(result))
+    return failure();
+  // scale and bias as [C, 1, ...] (a group's value repeated over its
+  // channels first).
+  SmallVector<int64_t> perChannel(shape.size() - 1, 1);
+  perChannel[0] = channels;
+  for (Value value : {*scale, *bias}) {
+    Value affine = value;
+    if (perGroup && groups != channels) {
+      auto column = n.create<graph::ReshapeOp>(
+          {affine}, {n.arrayAttr("shape", {groups, 1})});
+      if (failed(column))
+        return failure();
+      auto repeated = n.create<graph::ExpandOp>(
+          {*column}, {n.arrayAttr("shape", {groups, channels / groups})});
+      if (failed(repeated))
+        return failure();
+      affine = *repeated;
+    }
+    auto reshaped = n.create<graph::ReshapeOp>(
+        {affine}, {n.arrayAttr("shape", perChannel)});
+    if (failed(reshaped))
+      return failure();
+    result = value == *scale ? n.create<graph::MulOp>({*result, *reshaped})
+                             : n.create<graph::AddOp>({*result, *reshaped});
+    if (failed(result))
+      return failure();
+  }
+  n.setOutput(0, *result);
+  return success();
+}
+
+LogicalResult importInstanceNormalization(NodeImporter &n) {
+  auto type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  if (type->getRank() < 2)
+    return n.error("needs an input of rank 3 or more ([N, C, D...])");
+  return normalizeGroups(n, type->getDimSize(1), /*perGroup=*/false);
+}
+
+/// GroupNormalization-18 scales and shifts per group, -21 per channel.
+LogicalResult importGroupNormalization(NodeImporter &n) {
+  if (n.getInt("stash_type", 1) != 1)
+    return n.error("stash_type other than 1 (float statistics) is not "
+                   "supported");
+  return normalizeGroups(n, n.getInt("num_groups", 0),
+                         /*perGroup=*/n.opset() < 21);
+}
+
 LogicalResult importRange(NodeImporter &n) {
   const KnownTensor *bounds[3] = {n.known(0), n.known(1), n.known(2)};
   for (unsigned i = 0; i < 3; ++i)
@@ -390,6 +492,8 @@ void registerCompositeHandlers(HandlerTable &table) {
   table["Tile"] = importTile;
   table["Trilu"] = importTrilu;
   table["Range"] = importRange;
+  table["InstanceNormalization"] = importInstanceNormalization;
+  table["GroupNormalization"] = importGroupNormalization;
   table["ScatterND"] = importScatterND;
 }
 

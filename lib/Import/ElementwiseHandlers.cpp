@@ -408,13 +408,20 @@ LogicalResult importSoftmax(NodeImporter &n) {
   return success();
 }
 
+enum class Reduction { Sum, Mean, Max, Min, L2 };
+
 /// Reductions: axes are an attribute up to a per-op opset and an input
-/// from then on (ReduceSum-13, the others at 18).
-template <typename OpTy>
-LogicalResult importReduce(NodeImporter &n, int64_t axesInputSince) {
+/// from then on (ReduceSum-13, the others at 18). ReduceMin and ReduceL2
+/// are compositions of ops the compiler differentiates: -max(-x) (exact,
+/// NaN included) and sqrt(sum(x * x)).
+LogicalResult importReduce(NodeImporter &n, Reduction kind,
+                           int64_t axesInputSince) {
   auto type = n.inputType(0);
   if (failed(type))
     return failure();
+  if ((kind == Reduction::Min || kind == Reduction::L2) &&
+      !isa<FloatType>(type->getElementType()))
+    return n.error("only float inputs are supported");
   SmallVector<int64_t> axes;
   if (n.opset() >= axesInputSince) {
     if (n.hasInput(1)) {
@@ -441,13 +448,51 @@ LogicalResult importReduce(NodeImporter &n, int64_t axesInputSince) {
     axis = *normalized;
   }
   llvm::sort(axes);
-  auto result = n.create<OpTy>(
-      {*n.input(0)}, {n.arrayAttr("axes", axes),
-                      n.boolAttr("keepdims", n.getBool("keepdims", true))});
+  SmallVector<NamedAttribute> attributes = {
+      n.arrayAttr("axes", axes),
+      n.boolAttr("keepdims", n.getBool("keepdims", true))};
+  Value x = *n.input(0);
+  FailureOr<Value> result;
+  switch (kind) {
+  case Reduction::Sum:
+    result = n.create<graph::ReduceSumOp>({x}, attributes);
+    break;
+  case Reduction::Mean:
+    result = n.create<graph::ReduceMeanOp>({x}, attributes);
+    break;
+  case Reduction::Max:
+    result = n.create<graph::ReduceMaxOp>({x}, attributes);
+    break;
+  case Reduction::Min: {
+    auto negated = n.create<graph::NegOp>({x});
+    if (failed(negated))
+      return failure();
+    auto largest = n.create<graph::ReduceMaxOp>({*negated}, attributes);
+    if (failed(largest))
+      return failure();
+    result = n.create<graph::NegOp>({*largest});
+    break;
+  }
+  case Reduction::L2: {
+    auto squares = n.create<graph::MulOp>({x, x});
+    if (failed(squares))
+      return failure();
+    auto sum = n.create<graph::ReduceSumOp>({*squares}, attributes);
+    if (failed(sum))
+      return failure();
+    result = n.create<graph::SqrtOp>({*sum});
+    break;
+  }
+  }
   if (failed(result))
     return failure();
   n.setOutput(0, *result);
   return success();
+}
+
+template <Reduction kind, int64_t axesInputSince>
+LogicalResult importReduceAs(NodeImporter &n) {
+  return importReduce(n, kind, axesInputSince);
 }
 
 } // namespace
@@ -462,6 +507,9 @@ void registerElementwiseHandlers(HandlerTable &table) {
   table["Sigmoid"] = importUnary<graph::SigmoidOp>;
   table["Relu"] = importUnary<graph::ReluOp>;
   table["Erf"] = importUnary<graph::ErfOp>;
+  table["Sin"] = importUnary<graph::SinOp>;
+  table["Cos"] = importUnary<graph::CosOp>;
+  table["Softplus"] = importUnary<graph::SoftplusOp>;
   table["Reciprocal"] = importUnary<graph::ReciprocalOp>;
   table["Not"] = importUnary<graph::NotOp>;
   table["And"] = importAnd;
@@ -486,15 +534,11 @@ void registerElementwiseHandlers(HandlerTable &table) {
   table["Where"] = importWhere;
   table["Softmax"] = importSoftmax<graph::SoftmaxOp>;
   table["LogSoftmax"] = importSoftmax<graph::LogSoftmaxOp>;
-  table["ReduceSum"] = [](NodeImporter &n) {
-    return importReduce<graph::ReduceSumOp>(n, 13);
-  };
-  table["ReduceMean"] = [](NodeImporter &n) {
-    return importReduce<graph::ReduceMeanOp>(n, 18);
-  };
-  table["ReduceMax"] = [](NodeImporter &n) {
-    return importReduce<graph::ReduceMaxOp>(n, 18);
-  };
+  table["ReduceSum"] = importReduceAs<Reduction::Sum, 13>;
+  table["ReduceMean"] = importReduceAs<Reduction::Mean, 18>;
+  table["ReduceMax"] = importReduceAs<Reduction::Max, 18>;
+  table["ReduceMin"] = importReduceAs<Reduction::Min, 18>;
+  table["ReduceL2"] = importReduceAs<Reduction::L2, 18>;
 }
 
 } // namespace trainc::import

@@ -34,6 +34,11 @@ void addUnary(KernelTable &table, Function function) {
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+/// log(1 + e^x) without overflow for large x; NaN stays NaN.
+double softplus(double x) {
+  return (x > 0.0 ? x : 0.0) + std::log1p(std::exp(-std::fabs(x)));
+}
+
 double gelu(double x, bool tanhApproximation) {
   if (!tanhApproximation)
     return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
@@ -234,6 +239,10 @@ void registerElementwiseKernels(KernelTable &table) {
   addUnary<graph::ReluOp>(table,
                           [](auto, double x) { return x < 0.0 ? 0.0 : x; });
   addUnary<graph::ErfOp>(table, [](auto, double x) { return std::erf(x); });
+  addUnary<graph::SinOp>(table, [](auto, double x) { return std::sin(x); });
+  addUnary<graph::CosOp>(table, [](auto, double x) { return std::cos(x); });
+  addUnary<graph::SoftplusOp>(table,
+                              [](auto, double x) { return softplus(x); });
   addUnary<graph::ReciprocalOp>(table, [](auto, double x) { return 1.0 / x; });
   addUnary<graph::LeakyReluOp>(table, [](graph::LeakyReluOp op, double x) {
     return x >= 0.0 ? x : op.getAlpha().convertToDouble() * x;

@@ -35,8 +35,8 @@ TEST_CASE("unary float ops match the interpreter", "[elementwise]") {
     HostTensor any = randomTensor(dtype, {3, 4, 5}, -4.0, 4.0);
     HostTensor positive = randomTensor(dtype, {3, 4, 5}, 0.05, 6.0);
     HostTensor large = randomTensor(dtype, {256, 300}, -5.0, 5.0);
-    for (const char *op :
-         {"neg", "abs", "exp", "tanh", "sigmoid", "relu", "erf", "identity"}) {
+    for (const char *op : {"neg", "abs", "exp", "tanh", "sigmoid", "relu",
+                           "erf", "identity", "sin", "cos", "softplus"}) {
       checkOp(unary(op, any));
       checkOp(unary(op, large));
     }

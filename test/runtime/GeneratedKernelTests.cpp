@@ -23,7 +23,7 @@ TEST_CASE("generated unary kernels match the interpreter", "[generated]") {
     HostTensor any = randomTensor(DType::F32, shape, -4.0, 4.0);
     HostTensor positive = randomTensor(DType::F32, shape, 0.05, 6.0);
     for (const char *op : {"neg", "abs", "relu", "sigmoid", "tanh", "erf",
-                           "exp", "identity"})
+                           "exp", "identity", "sin", "cos", "softplus"})
       checkGenerated({std::string("graph.") + op, {any}, {{DType::F32, shape}}});
     for (const char *op : {"sqrt", "log", "reciprocal"})
       checkGenerated(

@@ -163,6 +163,9 @@ std::vector<GradientCase> elementwiseCases() {
   unary("sigmoid");
   unary("relu");
   unary("erf");
+  unary("sin", -3, 3);
+  unary("cos", -3, 3);
+  unary("softplus", -3, 3);
   unary("reciprocal", 0.5, 2);
   unary("identity");
   unary("leaky_relu", -1, 1, " {alpha = 0.2 : f64}");

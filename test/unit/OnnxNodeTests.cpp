@@ -108,6 +108,12 @@ const Case kCases[] = {
     {"test_einsum_sum", "neural"},
     {"test_einsum_transpose", "neural"},
     {"test_erf", "elementwise"},
+    {"test_sin", "elementwise"},
+    {"test_sin_example", "elementwise"},
+    {"test_cos", "elementwise"},
+    {"test_cos_example", "elementwise"},
+    {"test_softplus", "elementwise"},
+    {"test_softplus_example", "elementwise"},
     {"test_exp", "elementwise"},
     {"test_exp_example", "elementwise"},
     {"test_expand_dim_changed", "data movement"},
@@ -151,6 +157,8 @@ const Case kCases[] = {
     {"test_hardswish", "elementwise"},
     {"test_hardswish_expanded", "elementwise"},
     {"test_identity", "elementwise"},
+    {"test_instancenorm_epsilon", "neural"},
+    {"test_instancenorm_example", "neural"},
     {"test_layer_normalization_2d_axis0", "neural"},
     {"test_layer_normalization_2d_axis1", "neural"},
     {"test_layer_normalization_2d_axis_negative_1", "neural"},
@@ -251,6 +259,22 @@ const Case kCases[] = {
     {"test_range_int32_type_negative_delta", "data movement"},
     {"test_reciprocal", "elementwise"},
     {"test_reciprocal_example", "elementwise"},
+    {"test_reduce_l2_default_axes_keepdims_example", "reduction"},
+    {"test_reduce_l2_default_axes_keepdims_random", "reduction"},
+    {"test_reduce_l2_do_not_keepdims_example", "reduction"},
+    {"test_reduce_l2_do_not_keepdims_random", "reduction"},
+    {"test_reduce_l2_keep_dims_example", "reduction"},
+    {"test_reduce_l2_keep_dims_random", "reduction"},
+    {"test_reduce_l2_negative_axes_keep_dims_example", "reduction"},
+    {"test_reduce_l2_negative_axes_keep_dims_random", "reduction"},
+    {"test_reduce_min_default_axes_keepdims_example", "reduction"},
+    {"test_reduce_min_default_axes_keepdims_random", "reduction"},
+    {"test_reduce_min_do_not_keepdims_example", "reduction"},
+    {"test_reduce_min_do_not_keepdims_random", "reduction"},
+    {"test_reduce_min_keepdims_example", "reduction"},
+    {"test_reduce_min_keepdims_random", "reduction"},
+    {"test_reduce_min_negative_axes_keepdims_example", "reduction"},
+    {"test_reduce_min_negative_axes_keepdims_random", "reduction"},
     {"test_reduce_max_default_axes_keepdim_example", "reduction"},
     {"test_reduce_max_default_axes_keepdims_random", "reduction"},
     {"test_reduce_max_do_not_keepdims_example", "reduction"},
@@ -473,15 +497,15 @@ const std::map<std::string, std::pair<std::set<int>, std::string>>
 // clang-format off
 const std::set<std::string> kSupportedOps = {
     "Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Sqrt", "Exp", "Log",
-    "Tanh", "Sigmoid", "Relu", "LeakyRelu", "Erf", "Reciprocal", "Gelu",
+    "Tanh", "Sigmoid", "Relu", "LeakyRelu", "Erf", "Sin", "Cos", "Softplus", "Reciprocal", "Gelu",
     "Clip", "Not", "And", "IsNaN", "Cast", "Identity", "Equal", "Less", "Greater",
     "LessOrEqual", "GreaterOrEqual", "Where", "ReduceSum", "ReduceMean",
-    "ReduceMax", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze",
+    "ReduceMax", "ReduceMin", "ReduceL2", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze",
     "Unsqueeze", "Transpose", "Expand", "Concat", "Slice", "Gather",
     "GatherElements",
     "Constant", "ConstantOfShape", "Shape", "MatMul", "Gemm", "Conv",
     "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
-    "LayerNormalization", "Dropout", "Einsum", "Mod", "ScatterND"};
+    "LayerNormalization", "InstanceNormalization", "Dropout", "Einsum", "Mod", "ScatterND"};
 // clang-format on
 
 /// Runs every case of `family`, printing one line per case. At least
@@ -525,11 +549,11 @@ void runFamily(const std::string &family, size_t minimumPassed) {
 } // namespace
 
 TEST_CASE("ONNX node tests: elementwise", "[onnx]") {
-  runFamily("elementwise", 91);
+  runFamily("elementwise", 97);
 }
 
 TEST_CASE("ONNX node tests: reductions and softmax", "[onnx]") {
-  runFamily("reduction", 55);
+  runFamily("reduction", 71);
 }
 
 TEST_CASE("ONNX node tests: data movement", "[onnx]") {
@@ -537,7 +561,7 @@ TEST_CASE("ONNX node tests: data movement", "[onnx]") {
 }
 
 TEST_CASE("ONNX node tests: neural network ops", "[onnx]") {
-  runFamily("neural", 70);
+  runFamily("neural", 72);
 }
 
 TEST_CASE("every ONNX node test of a supported op is listed", "[onnx]") {

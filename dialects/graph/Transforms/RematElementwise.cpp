@@ -56,7 +56,8 @@ bool isWidening(Operation *op) {
 /// Ops that fuse with their neighbours into one generated loop nest.
 bool fusesWithNeighbours(Operation *op) {
   return isCheap(op) || matchPattern(op, m_Constant()) ||
-         isa<ExpOp, ErfOp, TanhOp, SigmoidOp, SqrtOp, AbsOp, ReluOp>(op);
+         isa<ExpOp, ErfOp, TanhOp, SigmoidOp, SqrtOp, AbsOp, ReluOp, SinOp,
+             CosOp, SoftplusOp>(op);
 }
 
 /// How many recomputed ops a chain may have.

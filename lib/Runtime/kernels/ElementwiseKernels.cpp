@@ -28,6 +28,9 @@ enum class Unary {
   Sigmoid,
   Relu,
   Erf,
+  Sin,
+  Cos,
+  Softplus,
   Reciprocal,
   LeakyRelu,
   Gelu,
@@ -64,6 +67,12 @@ template <Unary kind, typename T> T applyFloat(T x, const UnaryParams &p) {
     return x < T(0) ? T(0) : x;
   case Unary::Erf:
     return std::erf(x);
+  case Unary::Sin:
+    return std::sin(x);
+  case Unary::Cos:
+    return std::cos(x);
+  case Unary::Softplus: // stable for large |x|; NaN stays NaN
+    return (x > T(0) ? x : T(0)) + std::log1p(std::exp(-std::fabs(x)));
   case Unary::Reciprocal:
     return T(1) / x;
   case Unary::LeakyRelu:
@@ -437,6 +446,9 @@ void registerElementwiseKernels() {
   TRAINC_RT_REGISTER("graph.sigmoid", ref, unaryKernel<Unary::Sigmoid>);
   TRAINC_RT_REGISTER("graph.relu", ref, unaryKernel<Unary::Relu>);
   TRAINC_RT_REGISTER("graph.erf", ref, unaryKernel<Unary::Erf>);
+  TRAINC_RT_REGISTER("graph.sin", ref, unaryKernel<Unary::Sin>);
+  TRAINC_RT_REGISTER("graph.cos", ref, unaryKernel<Unary::Cos>);
+  TRAINC_RT_REGISTER("graph.softplus", ref, unaryKernel<Unary::Softplus>);
   TRAINC_RT_REGISTER("graph.reciprocal", ref, unaryKernel<Unary::Reciprocal>);
   TRAINC_RT_REGISTER("graph.leaky_relu", ref, unaryKernel<Unary::LeakyRelu>);
   TRAINC_RT_REGISTER("graph.gelu", ref, unaryKernel<Unary::Gelu>);

@@ -36,7 +36,13 @@ func.func @unary(%x: tensor<2x3xf32>, %i: tensor<4xi32>) -> tensor<2x3xf32> {
   %9 = graph.erf %8 : tensor<2x3xf32>
   // CHECK: graph.reciprocal %{{.*}} : tensor<2x3xf32>
   %10 = graph.reciprocal %9 : tensor<2x3xf32>
-  return %10 : tensor<2x3xf32>
+  // CHECK: graph.sin %{{.*}} : tensor<2x3xf32>
+  %11 = graph.sin %10 : tensor<2x3xf32>
+  // CHECK: graph.cos %{{.*}} : tensor<2x3xf32>
+  %12 = graph.cos %11 : tensor<2x3xf32>
+  // CHECK: graph.softplus %{{.*}} : tensor<2x3xf32>
+  %13 = graph.softplus %12 : tensor<2x3xf32>
+  return %13 : tensor<2x3xf32>
 }
 
 // Attributes equal to their default are not printed.
