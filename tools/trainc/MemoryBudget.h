@@ -46,9 +46,10 @@ struct BudgetReport {
 /// Lowers `module` (after the training pipeline) with `lower` (the kernel
 /// pipeline, with or without --trainc-schedule-memory) so that
 /// @train_step's planned arena is at most the budget: without
-/// recomputation if it fits, else --trainc-remat on @gradients with a
-/// target lowered by what each planned arena is over, then a sweep of
-/// targets between the graph's peak and recomputation's limit. Fails with
+/// recomputation if it fits, else the fitting plan with the fewest
+/// recomputed flops among: --trainc-remat on @gradients with a target
+/// lowered by what each planned arena is over, recomputation's limit, and
+/// targets at tenths between the graph's peak and that limit. Fails with
 /// `error` naming the smallest arena recomputation reaches when even that
 /// does not fit; `module` is then unchanged.
 mlir::LogicalResult lowerWithinBudget(
