@@ -24,7 +24,8 @@ Run with Debian's interpreter (torch 1.13, torchvision 0.14, onnx 1.12):
 
 The committed files are regenerated with
   /usr/bin/python3 models/export.py onnx --out models --only mlp cnn \
-      cnn_bn_opset13 cnn_bn_opset15 transformer opset18_mlp class_token tied_head
+      cnn_bn_opset13 cnn_bn_opset15 transformer opset18_mlp class_token tied_head \
+      gpt2 bert
 (resnet18, ~45 MB, and the torchvision classifiers of TORCHVISION are generated
 at test time only). opset18_mlp is built with
 onnx.helper, is valid opset 18, and is NOT checked: ONNX 1.12's checker does not
@@ -164,6 +165,75 @@ class TiedHead(nn.Module):
         return torch.matmul(torch.tanh(self.proj(states)), self.W).transpose(1, 2)
 
 
+def attention(q, k, v, heads, bias):
+    """Multi-head attention of [N, T, D] projections, `bias` added to the
+    [N, H, T, T] scores (a causal or padding mask)."""
+    n, t, d = q.shape
+    split = lambda x: x.reshape(n, t, heads, d // heads).transpose(1, 2)
+    scores = split(q) @ split(k).transpose(-2, -1) / math.sqrt(d // heads) + bias
+    return (scores.softmax(-1) @ split(v)).transpose(1, 2).reshape(n, t, d)
+
+
+class GPT2(nn.Module):
+    """GPT-2-style decoder: token and learned position embeddings, pre-LN
+    blocks of causal self-attention and a tanh-GELU MLP, a final LayerNorm,
+    the token embedding tied as the output layer; logits [N, V, T] for the
+    per-token (next-token) loss."""
+
+    def __init__(self, seq=16, d=32, heads=4, layers=2):
+        super().__init__()
+        self.heads = heads
+        self.wte, self.wpe = nn.Embedding(VOCAB, d), nn.Embedding(seq, d)
+        self.blocks = nn.ModuleList(nn.ModuleDict(dict(
+            ln1=nn.LayerNorm(d), qkv=nn.Linear(d, 3 * d), proj=nn.Linear(d, d),
+            ln2=nn.LayerNorm(d), fc=nn.Linear(d, 4 * d), out=nn.Linear(4 * d, d)))
+            for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        causal = torch.full((seq, seq), float("-inf")).triu(1)
+        self.register_buffer("causal", causal, persistent=False)
+
+    def forward(self, tokens):
+        t = tokens.shape[1]
+        x = self.wte(tokens) + self.wpe(torch.arange(t))
+        for b in self.blocks:
+            q, k, v = b["qkv"](b["ln1"](x)).chunk(3, dim=-1)
+            x = x + b["proj"](attention(q, k, v, self.heads, self.causal[:t, :t]))
+            x = x + b["out"](F.gelu(b["fc"](b["ln2"](x)), approximate="tanh"))
+        return (self.ln_f(x) @ self.wte.weight.t()).transpose(1, 2)
+
+
+class BERT(nn.Module):
+    """BERT-style encoder: token, position and token-type embeddings with a
+    LayerNorm, post-LN blocks whose attention masks padding (an additive
+    -10000 where `attention_mask` is 0), and a masked-LM head (dense, GELU,
+    LayerNorm, the token embedding tied as the decoder, its own bias);
+    logits [N, V, T]; the labels of unmasked positions are -100 (ignored)."""
+
+    def __init__(self, seq=16, d=32, heads=4, layers=2):
+        super().__init__()
+        self.heads = heads
+        self.word, self.pos = nn.Embedding(VOCAB, d), nn.Embedding(seq, d)
+        self.token_type, self.ln = nn.Embedding(2, d), nn.LayerNorm(d)
+        self.blocks = nn.ModuleList(nn.ModuleDict(dict(
+            q=nn.Linear(d, d), k=nn.Linear(d, d), v=nn.Linear(d, d),
+            o=nn.Linear(d, d), ln1=nn.LayerNorm(d), fc=nn.Linear(d, 4 * d),
+            out=nn.Linear(4 * d, d), ln2=nn.LayerNorm(d)))
+            for _ in range(layers))
+        self.dense, self.ln_head = nn.Linear(d, d), nn.LayerNorm(d)
+        self.decoder_bias = nn.Parameter(torch.zeros(VOCAB))
+
+    def forward(self, tokens, token_types, attention_mask):
+        t = tokens.shape[1]
+        x = self.ln(self.word(tokens) + self.pos(torch.arange(t)) + self.token_type(token_types))
+        bias = (1.0 - attention_mask[:, None, None, :].float()) * -10000.0
+        for b in self.blocks:
+            x = b["ln1"](x + b["o"](attention(b["q"](x), b["k"](x), b["v"](x),
+                                              self.heads, bias)))
+            x = b["ln2"](x + b["out"](F.gelu(b["fc"](x))))
+        h = self.ln_head(F.gelu(self.dense(x)))
+        return (h @ self.word.weight.t() + self.decoder_bias).transpose(1, 2)
+
+
 def resnet18():
     import torchvision
     return torchvision.models.resnet18(num_classes=NUM_CLASSES)
@@ -199,6 +269,8 @@ class Spec:
     # per-token loss has labels [N, T] over `classes`.
     labels: Optional[Tuple[int, ...]] = None
     classes: int = NUM_CLASSES
+    # Masked-LM labels: all but every `masked`-th position are -100.
+    masked: int = 0
 
     def label_shape(self):
         return self.labels or (self.inputs[0][1][0],)
@@ -215,6 +287,11 @@ SPECS = {
     "class_token": Spec(ClassToken, [("patches", (8, 6, 16), "float32")], 17),
     "tied_head": Spec(TiedHead, [("states", (4, 16, 8), "float32")], 17,
                       labels=(4, 16), classes=LM_VOCAB),
+    "gpt2": Spec(GPT2, [("tokens", (4, 16), "int64")], 17, labels=(4, 16),
+                 classes=VOCAB),
+    "bert": Spec(BERT, [("tokens", (4, 16), "int64"), ("token_types", (4, 16), "int64:2"),
+                        ("attention_mask", (4, 16), "padding")], 17, labels=(4, 16),
+                 classes=VOCAB, masked=3),
     **{name: Spec(torchvision_classifier(name), [(IMG, (8, 3, 64, 64), "float32")], 17)
        for name in TORCHVISION},
 }
@@ -227,16 +304,29 @@ def build(spec: Spec) -> nn.Module:
     return spec.build()
 
 
+def tensor_dtype(kind: str) -> str:
+    """An input's element type: "int64:K" and "padding" are int64."""
+    return "float32" if kind == "float32" else "int64"
+
+
 def make_inputs(spec: Spec):
     """Fixed-seed input batch and labels: images ~ randn, tokens ~ randint(0, VOCAB)."""
     g = torch.Generator().manual_seed(INPUT_SEED)
     xs = []
     for _, shape, dtype in spec.inputs:
-        if dtype == "int64":
-            xs.append(torch.randint(0, VOCAB, shape, generator=g, dtype=torch.int64))
+        if dtype.startswith("int64"):  # "int64:K": values below K, else VOCAB
+            high = int(dtype.partition(":")[2] or VOCAB)
+            xs.append(torch.randint(0, high, shape, generator=g, dtype=torch.int64))
+        elif dtype == "padding":  # 1s, then 0s past a random length per row
+            lengths = torch.randint(shape[1] // 2, shape[1] + 1, (shape[0], 1), generator=g)
+            xs.append((torch.arange(shape[1]) < lengths).to(torch.int64))
         else:
             xs.append(torch.randn(shape, generator=g, dtype=torch.float32))
     labels = torch.randint(0, spec.classes, spec.label_shape(), generator=g, dtype=torch.int64)
+    if spec.masked:
+        ignored = torch.ones_like(labels, dtype=torch.bool)
+        ignored.view(-1)[::spec.masked] = False
+        labels[ignored] = -100
     return xs, labels
 
 
@@ -245,7 +335,7 @@ def make_inputs(spec: Spec):
 def export_torch(name: str, spec: Spec, path: str):
     model = build(spec)
     model.train()
-    args = tuple(torch.zeros(s, dtype=getattr(torch, d)) for _, s, d in spec.inputs)
+    args = tuple(torch.zeros(s, dtype=getattr(torch, tensor_dtype(d))) for _, s, d in spec.inputs)
     torch.onnx.export(model, args, path, opset_version=spec.opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       input_names=[n for n, _, _ in spec.inputs], output_names=["logits"],
@@ -493,12 +583,14 @@ def cmd_reference(name: str, onnx_path: str, out: str):
                                         "nesterov": False, "weight_decay": 0.0},
                        "adamw": {"type": "torch.optim.AdamW", **ADAMW, "amsgrad": False}},
         "seeds": {"weights": spec.seed, "inputs": INPUT_SEED},
-        "inputs": [{"name": n, "shape": list(s), "dtype": d, "fp64_dtype":
-                    "float64" if d == "float32" else d} for n, s, d in spec.inputs],
+        "inputs": [{"name": n, "shape": list(s), "dtype": tensor_dtype(d), "fp64_dtype":
+                    "float64" if d == "float32" else tensor_dtype(d)}
+                   for n, s, d in spec.inputs],
         "labels": {"shape": list(spec.label_shape()), "dtype": "int64",
                    "range": [0, spec.classes]},
         "parameters": [n for n, _ in module.named_parameters()],
-        "buffers": [n for n, _ in module.named_buffers() if not n.endswith("num_batches_tracked")],
+        "buffers": [n for n, _ in module.named_buffers() if not n.endswith("num_batches_tracked")
+                    and n in module.state_dict()],  # not GPT-2's causal mask
         "precisions": ["fp32", "fp64"],
         "files": "<precision>/{inputs/<input>.npy, labels.npy, loss.npy, grads/<param>.npy, "
                  "<opt>/losses.npy [steps], <opt>/params/<param or buffer>.npy}",
