@@ -212,6 +212,45 @@ TEST_CASE("generated batch norm and its gradient match the interpreter",
   }
 }
 
+// Issue 22: a channel's statistic sums N*H*W values; in f32 that sum
+// carries several times PyTorch's rounding noise (a running mean whose
+// exact value is 0 came out at 5x PyTorch fp32's). The generated kernel
+// accumulates in f64: on batches whose channels sum to exactly 0 (every
+// sample followed by its negation) the running mean stays exactly 0, on
+// each backend, where an f32 sum in any order leaves rounding noise.
+TEST_CASE("batch norm statistics of an exactly zero-mean batch are exact",
+          "[generated][norm]") {
+  for (const Shape &shape :
+       {Shape{8, 3, 17, 17}, Shape{32, 64, 16, 16}, Shape{64, 5}}) {
+    // Magnitudes in [1, 3): full 24-bit mantissas, whose sums an f32
+    // accumulator rounds and an f64 one (38 bits at most here) does not.
+    HostTensor x = randomTensor(DType::F32, shape, -2.0, 2.0);
+    int64_t half = x.numElements() / 2;
+    for (int64_t i = 0; i < half; ++i) {
+      double value = x.data[i] < 0 ? x.data[i] - 1.0 : x.data[i] + 1.0;
+      x.data[i] = static_cast<float>(value);
+      x.data[half + i] = -x.data[i];
+    }
+    int64_t c = shape[1];
+    Result tensorResult{DType::F32, shape}, channelResult{DType::F32, {c}};
+    HostTensor zeros = randomTensor(DType::F32, {c}, 0.0, 0.0);
+    OpCase op{"graph.batch_norm_training",
+              {x, randomTensor(DType::F32, {c}, 0.5, 1.5),
+               randomTensor(DType::F32, {c}), zeros,
+               randomTensor(DType::F32, {c}, 0.5, 2.0)},
+              {tensorResult, channelResult, channelResult},
+              {real("epsilon", 1e-5), real("momentum", 0.9)}};
+    INFO(x.numElements() / c << " values per channel");
+    GeneratedRun generated = runGenerated(op);
+    for (double mean : generated.outputs[1].data)
+      CHECK(mean == 0.0);
+    RuntimeRun reference = runKernel(op, "reference");
+    REQUIRE(reference.ok);
+    for (double mean : reference.outputs[1].data)
+      CHECK(mean == 0.0);
+  }
+}
+
 // --amp: bf16 and f16 activations with f32 parameters and statistics. The
 // kernels compute in f32 and round each stored activation once; the
 // interpreter computes in double and rounds once, so a stored value may
