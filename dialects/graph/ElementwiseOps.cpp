@@ -242,3 +242,17 @@ TRAINC_REDUCE_INFERENCE(ReduceSumOp)
 TRAINC_REDUCE_INFERENCE(ReduceMeanOp)
 TRAINC_REDUCE_INFERENCE(ReduceMaxOp)
 #undef TRAINC_REDUCE_INFERENCE
+
+LogicalResult ArgMaxOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  int64_t axis = adaptor.getAxis();
+  SmallVector<Type> reduced;
+  if (failed(inferReduce(location, adaptor.getInput(), {axis},
+                         adaptor.getKeepdims(), reduced)))
+    return failure();
+  types.push_back(cast<RankedTensorType>(reduced.front())
+                      .clone(IntegerType::get(context, 64)));
+  return success();
+}

@@ -232,6 +232,22 @@ def Graph_ReduceMeanOp : Graph_ReduceOp<"reduce_mean", [Graph_CastFp32]> {
 }
 def Graph_ReduceMaxOp : Graph_ReduceOp<"reduce_max", [Graph_CastFollow]> { let summary = "Max"; }
 
+def Graph_ArgMaxOp : Graph_FunctionalOp<"argmax", [Graph_CastFp32, Pure,
+                                                  Graph_NonDifferentiable]> {
+  let summary = "Index of the largest element along `axis` (ONNX ArgMax)";
+  let description = [{
+    An `i64` index along the single, non-negative `axis`, which `keepdims`
+    keeps as size 1. A NaN counts as larger than any number (numpy's and
+    PyTorch's argmax); among equal largest elements the first wins, or the
+    last with `select_last_index`. Not differentiable: an index, such as a
+    prediction for an accuracy, carries no gradient.
+  }];
+  let arguments = (ins Graph_Tensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "true">:$keepdims,
+                       DefaultValuedAttr<BoolAttr, "false">:$select_last_index);
+  let results = (outs Graph_IndexTensor:$output);
+}
+
 class Graph_SoftmaxLikeOp<string mnemonic>
     : Graph_UnaryOp<mnemonic, Graph_FloatTensor,
                     [Graph_CastFp32, Graph_Differentiable]> {

@@ -490,6 +490,25 @@ LogicalResult importReduce(NodeImporter &n, Reduction kind,
   return success();
 }
 
+/// ArgMax: an i64 index along `axis`.
+LogicalResult importArgMax(NodeImporter &n) {
+  auto type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  auto axis = n.normalizeAxis(n.getInt("axis", 0), type->getRank());
+  if (failed(axis))
+    return failure();
+  auto result = n.create<graph::ArgMaxOp>(
+      {*n.input(0)},
+      {n.i64Attr("axis", *axis),
+       n.boolAttr("keepdims", n.getBool("keepdims", true)),
+       n.boolAttr("select_last_index", n.getBool("select_last_index", false))});
+  if (failed(result))
+    return failure();
+  n.setOutput(0, *result);
+  return success();
+}
+
 template <Reduction kind, int64_t axesInputSince>
 LogicalResult importReduceAs(NodeImporter &n) {
   return importReduce(n, kind, axesInputSince);
@@ -539,6 +558,7 @@ void registerElementwiseHandlers(HandlerTable &table) {
   table["ReduceMax"] = importReduceAs<Reduction::Max, 18>;
   table["ReduceMin"] = importReduceAs<Reduction::Min, 18>;
   table["ReduceL2"] = importReduceAs<Reduction::L2, 18>;
+  table["ArgMax"] = importArgMax;
 }
 
 } // namespace trainc::import

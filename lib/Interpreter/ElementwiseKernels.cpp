@@ -192,6 +192,44 @@ KernelResult reduceKernel(OpTy op, const Values &values, Reduction kind) {
   return result(std::move(output));
 }
 
+/// The first (or, with select_last_index, last) largest element along the
+/// axis; a NaN is larger than any number.
+KernelResult argMaxKernel(graph::ArgMaxOp op, const Values &values) {
+  const HostTensor &input = values[op.getInput()];
+  int64_t axis = op.getAxis();
+  int64_t rank = input.shape.size();
+  if (axis < 0 || axis >= rank)
+    return kernelError("argmax axis " + std::to_string(axis) +
+                       " is out of range");
+  llvm::SmallVector<int64_t> kept(input.shape.begin(), input.shape.end());
+  kept[axis] = 1;
+  HostTensor output = filled(kept, 0.0);
+  output.dtype = DType::I64;
+  HostTensor best = filled(kept, 0.0);
+  std::vector<bool> seen(output.data.size(), false);
+  llvm::SmallVector<int64_t> keptStrides = stridesOf(kept);
+  bool last = op.getSelectLastIndex();
+  for (int64_t i = 0; i < input.numElements(); ++i) {
+    llvm::SmallVector<int64_t> index = unravel(i, input.shape);
+    int64_t position = index[axis];
+    index[axis] = 0;
+    int64_t o = ravel(index, keptStrides);
+    double x = input.data[i], &largest = best.data[o];
+    bool better = !seen[o] ||
+                  (std::isnan(x) ? !std::isnan(largest) || last
+                                 : !std::isnan(largest) &&
+                                       (x > largest || (last && x == largest)));
+    if (better) {
+      largest = x;
+      output.data[o] = static_cast<double>(position);
+      seen[o] = true;
+    }
+  }
+  if (!op.getKeepdims())
+    output.shape.erase(output.shape.begin() + axis);
+  return result(std::move(output));
+}
+
 template <typename OpTy>
 KernelResult softmaxKernel(OpTy op, const Values &values, bool logarithm) {
   const HostTensor &input = values[op.getInput()];
@@ -287,6 +325,7 @@ void registerElementwiseKernels(KernelTable &table) {
   table.add<graph::ReduceMaxOp>([](graph::ReduceMaxOp op, const Values &v) {
     return reduceKernel(op, v, Reduction::Max);
   });
+  table.add<graph::ArgMaxOp>(argMaxKernel);
   table.add<graph::SoftmaxOp>([](graph::SoftmaxOp op, const Values &v) {
     return softmaxKernel(op, v, /*logarithm=*/false);
   });

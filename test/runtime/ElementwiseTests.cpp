@@ -189,6 +189,36 @@ TEST_CASE("reductions over axes, with and without keepdims", "[reduction]") {
   }
 }
 
+TEST_CASE("argmax: ties, NaN and select_last_index", "[reduction]") {
+  for (DType dtype : {DType::F32, DType::F64, DType::I64, DType::I32})
+    for (const Shape &shape : {Shape{4, 5, 6}, Shape{64, 10}, Shape{3, 2000}})
+      for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size());
+           ++axis) {
+        // Few distinct values: ties everywhere; NaNs in the float cases,
+        // some rows with two.
+        HostTensor x = randomIntegers(DType::I64, shape, -3, 3);
+        x.dtype = dtype;
+        if (dtype == DType::F32 || dtype == DType::F64)
+          for (size_t i = 0; i < x.data.size(); i += 7)
+            x.data[i] = std::nan("");
+        for (bool last : {false, true})
+          for (bool keepdims : {true, false}) {
+            Shape out = shape;
+            if (keepdims)
+              out[axis] = 1;
+            else
+              out.erase(out.begin() + axis);
+            INFO("axis " << axis << " last " << last << " keepdims "
+                         << keepdims);
+            checkOp({"graph.argmax",
+                     {x},
+                     {{DType::I64, out}},
+                     {integer("axis", axis), flag("keepdims", keepdims),
+                      flag("select_last_index", last)}});
+          }
+      }
+}
+
 TEST_CASE("softmax and log_softmax along every axis", "[reduction]") {
   for (DType dtype : {DType::F32, DType::F64})
     for (const Shape &shape : {Shape{4, 5, 6}, Shape{64, 10}, Shape{3, 2000}})

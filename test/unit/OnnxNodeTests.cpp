@@ -259,6 +259,22 @@ const Case kCases[] = {
     {"test_range_int32_type_negative_delta", "data movement"},
     {"test_reciprocal", "elementwise"},
     {"test_reciprocal_example", "elementwise"},
+    {"test_argmax_default_axis_example", "reduction"},
+    {"test_argmax_default_axis_example_select_last_index", "reduction"},
+    {"test_argmax_default_axis_random", "reduction"},
+    {"test_argmax_default_axis_random_select_last_index", "reduction"},
+    {"test_argmax_keepdims_example", "reduction"},
+    {"test_argmax_keepdims_example_select_last_index", "reduction"},
+    {"test_argmax_keepdims_random", "reduction"},
+    {"test_argmax_keepdims_random_select_last_index", "reduction"},
+    {"test_argmax_negative_axis_keepdims_example", "reduction"},
+    {"test_argmax_negative_axis_keepdims_example_select_last_index", "reduction"},
+    {"test_argmax_negative_axis_keepdims_random", "reduction"},
+    {"test_argmax_negative_axis_keepdims_random_select_last_index", "reduction"},
+    {"test_argmax_no_keepdims_example", "reduction"},
+    {"test_argmax_no_keepdims_example_select_last_index", "reduction"},
+    {"test_argmax_no_keepdims_random", "reduction"},
+    {"test_argmax_no_keepdims_random_select_last_index", "reduction"},
     {"test_reduce_l2_default_axes_keepdims_example", "reduction"},
     {"test_reduce_l2_default_axes_keepdims_random", "reduction"},
     {"test_reduce_l2_do_not_keepdims_example", "reduction"},
@@ -500,7 +516,7 @@ const std::set<std::string> kSupportedOps = {
     "Tanh", "Sigmoid", "Relu", "LeakyRelu", "Erf", "Sin", "Cos", "Softplus", "Reciprocal", "Gelu",
     "Clip", "Not", "And", "IsNaN", "Cast", "Identity", "Equal", "Less", "Greater",
     "LessOrEqual", "GreaterOrEqual", "Where", "ReduceSum", "ReduceMean",
-    "ReduceMax", "ReduceMin", "ReduceL2", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze",
+    "ReduceMax", "ReduceMin", "ReduceL2", "ArgMax", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze",
     "Unsqueeze", "Transpose", "Expand", "Concat", "Slice", "Gather",
     "GatherElements",
     "Constant", "ConstantOfShape", "Shape", "MatMul", "Gemm", "Conv",
@@ -553,7 +569,7 @@ TEST_CASE("ONNX node tests: elementwise", "[onnx]") {
 }
 
 TEST_CASE("ONNX node tests: reductions and softmax", "[onnx]") {
-  runFamily("reduction", 71);
+  runFamily("reduction", 87);
 }
 
 TEST_CASE("ONNX node tests: data movement", "[onnx]") {

@@ -126,6 +126,62 @@ bool reduceKernel(const Launch &launch, void *const *inputs,
   });
 }
 
+/// graph.argmax along `axis`: the first (with select_last_index, last)
+/// largest element of each row (outer, inner); a NaN is larger than any
+/// number.
+bool argMaxKernel(const Launch &launch, void *const *inputs,
+                  void *const *outputs, std::string &error) {
+  if (!checkArity(launch, 1, 1, 1, 1, error))
+    return false;
+  Attributes attributes(launch);
+  int64_t axis = attributes.integer("axis");
+  bool keepdims = attributes.flag("keepdims", true);
+  bool last = attributes.flag("select_last_index", false);
+  if (!attributes.ok(error))
+    return false;
+  const OperandInfo &input = launch.inputs[0];
+  const Shape &shape = input.shape;
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+    return fail(launch, error,
+                "axis " + std::to_string(axis) + " is out of range for " +
+                    formatShape(shape));
+  Shape outputShape = shape;
+  if (keepdims)
+    outputShape[axis] = 1;
+  else
+    outputShape.erase(outputShape.begin() + axis);
+  if (!checkOutput(launch, 0, DType::I64, outputShape, error))
+    return false;
+  int64_t outer = product(shape.data(), shape.data() + axis);
+  int64_t size = shape[axis];
+  int64_t inner = product(shape.data() + axis + 1, shape.data() + shape.size());
+  return withNumber(launch, input.dtype, error, [&](auto tag) {
+    using T = decltype(tag);
+    const T *x = static_cast<const T *>(inputs[0]);
+    int64_t *y = static_cast<int64_t *>(outputs[0]);
+    int64_t rows = outer * inner;
+#pragma omp parallel for schedule(static) if (rows * size >= kParallelElements)
+    for (int64_t row = 0; row < rows; ++row) {
+      const T *in = x + (row / inner) * size * inner + row % inner;
+      int64_t best = 0;
+      for (int64_t k = 1; k < size; ++k) {
+        T value = in[k * inner], largest = in[best * inner];
+        bool better = value > largest || (last && value == largest);
+        if constexpr (isFloat<T>()) {
+          if (std::isnan(largest))
+            better = last && std::isnan(value);
+          else if (std::isnan(value))
+            better = true;
+        }
+        if (better)
+          best = k;
+      }
+      y[row] = size > 0 ? best : 0;
+    }
+    return true;
+  });
+}
+
 /// softmax / log_softmax along `axis`: one row (outer, inner) per task.
 template <bool logarithm>
 bool softmaxKernel(const Launch &launch, void *const *inputs,
@@ -184,6 +240,7 @@ void registerReductionKernels() {
   TRAINC_RT_REGISTER("graph.reduce_sum", ref, reduceKernel<Reduce::Sum>);
   TRAINC_RT_REGISTER("graph.reduce_mean", ref, reduceKernel<Reduce::Mean>);
   TRAINC_RT_REGISTER("graph.reduce_max", ref, reduceKernel<Reduce::Max>);
+  TRAINC_RT_REGISTER("graph.argmax", ref, argMaxKernel);
   TRAINC_RT_REGISTER("graph.softmax", ref, softmaxKernel<false>);
   TRAINC_RT_REGISTER("graph.log_softmax", ref, softmaxKernel<true>);
 }

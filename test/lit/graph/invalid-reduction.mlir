@@ -1,4 +1,4 @@
-// Verifier errors of reduce_sum, reduce_mean and reduce_max.
+// Verifier errors of reduce_sum, reduce_mean, reduce_max and argmax.
 // RUN: trainc-opt %s -split-input-file -verify-diagnostics
 
 func.func @axis_too_large(%x: tensor<2x3x4xf32>) {
@@ -61,4 +61,13 @@ func.func @keepdims_false(%x: tensor<2x3xf32>) {
   // expected-error @+1 {{'graph.reduce_mean' op failed to infer returned types}}
   %0 = graph.reduce_mean %x {axes = array<i64: 0>, keepdims = false} : (tensor<2x3xf32>) -> tensor<1x3xf32>
   return
+}
+
+// -----
+
+func.func @argmax_axis(%x: tensor<2x3xf32>) -> tensor<2xi64> {
+  // expected-error @+2 {{reduction axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{'graph.argmax' op failed to infer returned types}}
+  %0 = graph.argmax %x {axis = 2 : i64, keepdims = false} : (tensor<2x3xf32>) -> tensor<2xi64>
+  return %0 : tensor<2xi64>
 }

@@ -124,6 +124,8 @@ func.func @reductions(%x: tensor<2x3x4xf32>) -> (tensor<2x1x1xf32>, tensor<3xf32
   %1 = graph.reduce_mean %x {axes = array<i64: 0, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<3xf32>
   // CHECK: graph.reduce_max %{{.*}} {axes = array<i64: 1>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
   %2 = graph.reduce_max %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  // CHECK: graph.argmax %{{.*}} {axis = 2 : i64, keepdims = false, select_last_index = true} : (tensor<2x3x4xf32>) -> tensor<2x3xi64>
+  %argmax = graph.argmax %x {axis = 2 : i64, keepdims = false, select_last_index = true} : (tensor<2x3x4xf32>) -> tensor<2x3xi64>
   // Reducing every axis without keepdims gives a scalar.
   // CHECK: graph.reduce_sum %{{.*}} {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<f32>
   %3 = graph.reduce_sum %x {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<f32>
