@@ -126,6 +126,30 @@ bool reduceKernel(const Launch &launch, void *const *inputs,
   });
 }
 
+/// The rows along `axis` of a row-major tensor: row r (of outer * inner)
+/// starts at base(r) and steps by `inner`.
+struct AxisRows {
+  int64_t outer = 1, size = 1, inner = 1;
+  int64_t count() const { return outer * inner; }
+  int64_t base(int64_t row) const {
+    return (row / inner) * size * inner + row % inner;
+  }
+};
+
+/// `rows` of `shape` along `axis`; fails naming the launch when the axis
+/// is out of range.
+bool axisRows(const Launch &launch, const Shape &shape, int64_t axis,
+              AxisRows &rows, std::string &error) {
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+    return fail(launch, error,
+                "axis " + std::to_string(axis) + " is out of range for " +
+                    formatShape(shape));
+  rows.outer = product(shape.data(), shape.data() + axis);
+  rows.size = shape[axis];
+  rows.inner = product(shape.data() + axis + 1, shape.data() + shape.size());
+  return true;
+}
+
 /// graph.argmax along `axis`: the first (with select_last_index, last)
 /// largest element of each row (outer, inner); a NaN is larger than any
 /// number.
@@ -141,10 +165,9 @@ bool argMaxKernel(const Launch &launch, void *const *inputs,
     return false;
   const OperandInfo &input = launch.inputs[0];
   const Shape &shape = input.shape;
-  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
-    return fail(launch, error,
-                "axis " + std::to_string(axis) + " is out of range for " +
-                    formatShape(shape));
+  AxisRows rows;
+  if (!axisRows(launch, shape, axis, rows, error))
+    return false;
   Shape outputShape = shape;
   if (keepdims)
     outputShape[axis] = 1;
@@ -152,17 +175,14 @@ bool argMaxKernel(const Launch &launch, void *const *inputs,
     outputShape.erase(outputShape.begin() + axis);
   if (!checkOutput(launch, 0, DType::I64, outputShape, error))
     return false;
-  int64_t outer = product(shape.data(), shape.data() + axis);
-  int64_t size = shape[axis];
-  int64_t inner = product(shape.data() + axis + 1, shape.data() + shape.size());
+  int64_t size = rows.size, inner = rows.inner;
   return withNumber(launch, input.dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *x = static_cast<const T *>(inputs[0]);
     int64_t *y = static_cast<int64_t *>(outputs[0]);
-    int64_t rows = outer * inner;
-#pragma omp parallel for schedule(static) if (rows * size >= kParallelElements)
-    for (int64_t row = 0; row < rows; ++row) {
-      const T *in = x + (row / inner) * size * inner + row % inner;
+#pragma omp parallel for schedule(static) if (rows.count() * size >= kParallelElements)
+    for (int64_t row = 0; row < rows.count(); ++row) {
+      const T *in = x + rows.base(row);
       int64_t best = 0;
       for (int64_t k = 1; k < size; ++k) {
         T value = in[k * inner], largest = in[best * inner];
@@ -194,23 +214,18 @@ bool softmaxKernel(const Launch &launch, void *const *inputs,
     return false;
   const OperandInfo &input = launch.inputs[0];
   const Shape &shape = input.shape;
-  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
-    return fail(launch, error,
-                "axis " + std::to_string(axis) + " is out of range for " +
-                    formatShape(shape));
-  if (!checkOutput(launch, 0, input.dtype, shape, error))
+  AxisRows rows;
+  if (!axisRows(launch, shape, axis, rows, error) ||
+      !checkOutput(launch, 0, input.dtype, shape, error))
     return false;
-  int64_t outer = product(shape.data(), shape.data() + axis);
-  int64_t size = shape[axis];
-  int64_t inner = product(shape.data() + axis + 1, shape.data() + shape.size());
+  int64_t size = rows.size, inner = rows.inner;
   return withFloat(launch, input.dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *x = static_cast<const T *>(inputs[0]);
     T *y = static_cast<T *>(outputs[0]);
-    int64_t rows = outer * inner;
-#pragma omp parallel for schedule(static) if (rows * size >= kParallelElements)
-    for (int64_t row = 0; row < rows; ++row) {
-      int64_t base = (row / inner) * size * inner + row % inner;
+#pragma omp parallel for schedule(static) if (rows.count() * size >= kParallelElements)
+    for (int64_t row = 0; row < rows.count(); ++row) {
+      int64_t base = rows.base(row);
       const T *in = x + base;
       T *out = y + base;
       T max = -std::numeric_limits<T>::infinity();
