@@ -98,6 +98,11 @@ void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
     pm.addPass(conversion::createReuseBuffersPass());
   if (lowering.scheduleMemory && lowering.reuseBuffers)
     pm.addPass(kernel::createScheduleMemoryPass());
+  // After the memory schedule, which would move a bucket's wait next to
+  // its start; nothing to do without data-parallel all-reduces.
+  kernel::BucketAllReducesPassOptions buckets;
+  buckets.bucketBytes = lowering.bucketBytes;
+  pm.addPass(kernel::createBucketAllReducesPass(buckets));
   pm.addPass(kernel::createPlanMemoryPass());
 }
 

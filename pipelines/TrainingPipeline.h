@@ -30,6 +30,9 @@ struct KernelLoweringOptions {
   /// --trainc-reuse-buffers: elementwise kernels write over an input that
   /// dies there (off under --check-numerics, which reads inputs after).
   bool reuseBuffers = true;
+  /// --trainc-bucket-all-reduces: bytes of gradients per all-reduce bucket
+  /// (data-parallel libraries; `trainc compile --bucket-mib`).
+  int64_t bucketBytes = 4 << 20;
 };
 
 /// With `amp`, --trainc-amp runs before autodiff and again after it.

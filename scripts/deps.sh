@@ -14,6 +14,8 @@ PACKAGES=(
   libonnx-testdata
   # CLI, logging, JSON, tests
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev catch2 zlib1g-dev
+  # data-parallel training (--data-parallel): Open MPI and its mpirun
+  libopenmpi-dev openmpi-bin
   # CPU kernel libraries
   libdnnl-dev libopenblas-dev
   # the integer-program solver of --trainc-remat solver=ilp|best

@@ -293,3 +293,15 @@ LogicalResult AdagradUpdateOp::inferReturnTypes(MLIRContext *,
   types.append(2, adaptor.getParam().getType());
   return success();
 }
+
+LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  if (adaptor.getReduction() != "mean")
+    return inferenceError(location, "unknown all-reduce reduction '" +
+                                        adaptor.getReduction().str() +
+                                        "' (mean)");
+  types.push_back(adaptor.getInput().getType());
+  return success();
+}

@@ -321,4 +321,30 @@ def Graph_AdagradUpdateOp : Graph_OptimizerOp<"adagrad_update"> {
                       Graph_FloatTensor:$new_sum);
 }
 
+//===----------------------------------------------------------------------===//
+// Communication (data-parallel training)
+//===----------------------------------------------------------------------===//
+
+def Graph_AllReduceOp
+    : Graph_FunctionalOp<"all_reduce", [Graph_CastFp32, Pure,
+                                        Graph_NonDifferentiable]> {
+  let summary = "The mean of a tensor over every process of a data-parallel job";
+  let description = [{
+    `--trainc-autodiff data-parallel=true` averages each gradient over the
+    processes of the job (the ranks of the MPI communicator) before the
+    optimizer reads it, as PyTorch's DistributedDataParallel does: with
+    the loss a mean over each process's batch, N processes of batch B take
+    the step one process takes on batch N * B.
+
+    `reduction` is "mean" (the sum divided by the number of processes).
+    In the kernel dialect, --trainc-bucket-all-reduces groups these into
+    buckets that start when their last gradient is computed and are waited
+    for before the first update that reads them. The interpreter is one
+    process: there it is the identity.
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+                       DefaultValuedAttr<StrAttr, "\"mean\"">:$reduction);
+  let results = (outs Graph_FloatTensor:$output);
+}
+
 #endif // TRAINC_GRAPH_TRAINING_OPS_TD

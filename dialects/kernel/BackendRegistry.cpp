@@ -36,6 +36,16 @@ static bool noLowFloats(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
+/// The reference kernels: every computation, in f32, f64 and integers
+/// (communication is not a computation: graph.all_reduce is mpi's).
+static bool referenceKernel(LaunchOp launch, std::string &whyNot) {
+  if (launch.getKernel() == "graph.all_reduce") {
+    whyNot = "the reference kernels do not communicate";
+    return false;
+  }
+  return noLowFloats(launch, whyNot);
+}
+
 /// f32 tensors, with i1 allowed for masks and comparison results.
 static bool float32OrMask(LaunchOp launch, std::string &whyNot) {
   for (Value buffer : launch->getOperands()) {
@@ -674,8 +684,12 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.reshape", "generated", 5, always},
       {"graph.identity", "generated", 5, always},
       {"runtime.copy", "generated", 5, always},
+      // Data-parallel gradient averaging (--data-parallel): Open MPI
+      // (lib/Runtime/kernels/MpiKernels.cpp), bucketed by
+      // --trainc-bucket-all-reduces.
+      {"graph.all_reduce", "mpi", 10, allFloat32},
       // The runtime's reference kernels run everything.
-      {"*", "reference", 0, noLowFloats},
+      {"*", "reference", 0, referenceKernel},
       // oneDNN's batch norm was not faster than the reference kernels (nor
       // than the generated ones): it runs only when asked for (--dispatch).
       {"graph.batch_norm_training", "dnnl", -10, dnnlBatchNorm},

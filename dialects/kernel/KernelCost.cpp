@@ -23,8 +23,10 @@ KernelCost estimateCost(LaunchOp launch) {
     return {cost->flops, cost->bytes};
   KernelCost cost;
   cost.bytes = graph::totalBytes(inputs, outputs);
-  // A fused chain (fused(add,relu)) does one operation per element.
-  if (launch.getKernel() != "runtime.copy")
+  // A fused chain (fused(add,relu)) does one operation per element; a
+  // copy or a collective's packing (comm.*) none.
+  if (launch.getKernel() != "runtime.copy" &&
+      !launch.getKernel().starts_with("comm."))
     cost.flops = graph::largestElementCount(inputs, outputs);
   return cost;
 }

@@ -58,6 +58,9 @@ struct CodegenOptions {
   std::string target = "cpu";
   std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
   std::string cudaPath = "/usr/local/cuda";
+  /// `--data-parallel`: the library also links libtrainc_rt_mpi.a (the
+  /// `mpi` backend's kernels, found beside `runtimeLibrary`) and Open MPI.
+  bool dataParallel = false;
   /// `--timing`: the phases of code generation (module emission, LLVM's
   /// optimization, code generation, linking) are timed as children of
   /// this scope (null: not timed).

@@ -44,7 +44,8 @@ typedef enum trainc_status {
    * where) */
   TRAINC_ERROR_NOT_FINITE = 8,
   /* a --target cuda library: no CUDA driver, no GPU, no code for this GPU,
-   * or a device error (the message says which) */
+   * or a device error; a --data-parallel library: MPI failed (the message
+   * says which) */
   TRAINC_ERROR_DEVICE = 9
 } trainc_status;
 
@@ -170,6 +171,39 @@ TRAINC_API trainc_status trainc_export_onnx(const trainc_session *session,
 TRAINC_API trainc_status trainc_get_profile(const trainc_session *session,
                                             double *seconds, int64_t *calls,
                                             int32_t capacity, int32_t *count);
+
+/* Data-parallel training (libraries compiled with `trainc compile
+ * --data-parallel`). Every step averages each gradient over the processes
+ * of an MPI job before the optimizer reads it, so N processes that each
+ * take a step on their own batch of B samples take the step one process
+ * takes on the N * B samples. Run the program under `mpirun -np N`; each
+ * process opens a session and feeds it its own share of the data.
+ *
+ * The job is MPI_COMM_WORLD, with MPI initialized by the library when the
+ * first session opens (and finalized at exit) unless the program did so
+ * already; a program that manages MPI itself may pass a communicator of
+ * its own first. Without a launcher (no mpirun), the library trains alone:
+ * rank 0 of 1, and MPI is not initialized. A library without
+ * --data-parallel is always rank 0 of 1.
+ *
+ * BatchNorm's running statistics are each process's own (as in PyTorch's
+ * DistributedDataParallel); parameters and optimizer state stay equal on
+ * every process. The loss trainc_train_step returns is this process's. */
+
+/* This process's rank in the job, from 0, and the number of processes;
+ * either pointer may be NULL. */
+TRAINC_API trainc_status trainc_get_world(const trainc_session *session,
+                                          int32_t *rank, int32_t *size);
+/* Sums `count` doubles over the job's processes, in place (e.g. a test
+ * set's correct answers and samples). Every process must call it with the
+ * same count; it returns when all have. */
+TRAINC_API trainc_status trainc_all_reduce_sum(trainc_session *session,
+                                               double *values, int32_t count);
+/* `mpi_comm` points at the MPI_Comm that data-parallel sessions of this
+ * process train over (the library duplicates it); MPI must be initialized
+ * with at least MPI_THREAD_SERIALIZED. Call it before the first such
+ * session opens. */
+TRAINC_API trainc_status trainc_use_communicator(const void *mpi_comm);
 
 #ifdef __cplusplus
 }

@@ -212,6 +212,7 @@ const char *kVersionScript = R"(TRAINC_1 {
     trainc_get_parameter; trainc_set_parameter;
     trainc_save_checkpoint; trainc_load_checkpoint; trainc_export_onnx;
     trainc_get_profile;
+    trainc_get_world; trainc_all_reduce_sum; trainc_use_communicator;
   local: *;
 };
 )";
@@ -222,7 +223,8 @@ const char *kVersionScript = R"(TRAINC_1 {
 llvm::Error linkSharedObject(const std::string &object,
                              const std::string &runtime,
                              const std::string &output,
-                             const std::string &soname, bool cuda) {
+                             const std::string &soname, bool cuda,
+                             bool dataParallel) {
   auto compiler = llvm::sys::findProgramByName("c++");
   if (!compiler)
     return llvm::createStringError("no C++ compiler driver (c++) on PATH to "
@@ -230,6 +232,14 @@ llvm::Error linkSharedObject(const std::string &object,
   if (!llvm::sys::fs::exists(runtime))
     return llvm::createStringError("runtime library '" + runtime +
                                    "' not found (pass --runtime-library)");
+  // A data-parallel library also links the `mpi` backend's kernels,
+  // which sit beside the runtime archive, and Open MPI.
+  llvm::SmallString<256> mpiRuntime(llvm::sys::path::parent_path(runtime));
+  llvm::sys::path::append(mpiRuntime, "libtrainc_rt_mpi.a");
+  if (dataParallel && !llvm::sys::fs::exists(mpiRuntime))
+    return llvm::createStringError("--data-parallel: the MPI runtime '" +
+                                   mpiRuntime.str().str() +
+                                   "' is not beside the runtime library");
   std::string script = output + ".map";
   {
     std::ofstream stream(script);
@@ -237,19 +247,19 @@ llvm::Error linkSharedObject(const std::string &object,
     if (!stream)
       return llvm::createStringError("cannot write '" + script + "'");
   }
-  std::vector<std::string> args = {*compiler,
-                                   "-shared",
-                                   "-o",
-                                   output,
-                                   object,
-                                   "-Wl,--whole-archive",
-                                   runtime,
-                                   "-Wl,--no-whole-archive",
-                                   "-Wl,--version-script=" + script,
-                                   "-Wl,-soname," + soname,
-                                   "-Wl,-z,defs",
-                                   "-fopenmp",
-                                   "-lm"};
+  std::vector<std::string> args = {*compiler, "-shared", "-o",
+                                   output,    object,    "-Wl,--whole-archive",
+                                   runtime};
+  if (dataParallel)
+    args.push_back(mpiRuntime.str().str());
+  args.insert(args.end(),
+              {"-Wl,--no-whole-archive", "-Wl,--version-script=" + script,
+               "-Wl,-soname," + soname, "-Wl,-z,defs", "-fopenmp", "-lm"});
+  if (dataParallel)
+    for (llvm::StringRef library :
+         llvm::split(llvm::StringRef(TRAINC_MPI_LIBRARIES), ';'))
+      if (!library.empty())
+        args.push_back(library.str());
   // The runtime archive of a sanitized build (scripts/sanitize.sh) calls
   // the sanitizer runtimes.
   if (llvm::StringRef sanitize = TRAINC_RUNTIME_SANITIZE; !sanitize.empty())
@@ -394,7 +404,7 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
   mlir::TimingScope linkPhase = timing.nest("link (c++ -shared)");
   if (auto error = linkSharedObject(object, options.runtimeLibrary, temporary,
                                     llvm::sys::path::filename(soPath).str(),
-                                    emitTarget.cuda)) {
+                                    emitTarget.cuda, options.dataParallel)) {
     cleanup();
     return std::move(error);
   }

@@ -402,6 +402,15 @@ KernelResult randomMaskKernel(graph::RandomMaskOp op, const Values &values) {
   return result(std::move(mask));
 }
 
+//===----------------------------------------------------------------------===//
+// Communication
+//===----------------------------------------------------------------------===//
+
+/// The interpreter is one process: the mean over the job is the tensor.
+KernelResult allReduceKernel(graph::AllReduceOp op, const Values &values) {
+  return result(HostTensor(values[op.getInput()]));
+}
+
 } // namespace
 
 void registerTrainingKernels(KernelTable &table) {
@@ -424,6 +433,7 @@ void registerTrainingKernels(KernelTable &table) {
   table.add<graph::AdagradUpdateOp>(adagradUpdateKernel);
 
   table.add<graph::RandomMaskOp>(randomMaskKernel);
+  table.add<graph::AllReduceOp>(allReduceKernel);
 }
 
 } // namespace trainc::interpreter

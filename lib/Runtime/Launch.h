@@ -74,6 +74,7 @@ using KernelFunction = bool (*)(const Launch &launch, void *const *inputs,
                                 void *const *outputs, std::string &error);
 
 struct DnnlContext; // kernels/Dnnl.h: oneDNN's engine and stream
+class Communicator; // Communicator.h: the processes of a data-parallel job
 
 /// A layout in which a library keeps a persistent tensor instead of dense
 /// row-major: oneDNN's blocked layout of a convolution's weights, chosen
@@ -94,6 +95,11 @@ public:
 /// needs it; prepared kernels keep shared references.
 struct LibraryContext {
   std::shared_ptr<DnnlContext> dnnl;
+  /// A data-parallel library's job (set by the prepare hook of its first
+  /// `mpi` launch; null: one process).
+  std::shared_ptr<Communicator> communicator;
+  /// The `mpi` kernels' state of this session (buckets in flight).
+  std::shared_ptr<void> collectives;
   /// Layout groups (a launch's `weight_layout` option, the manifest's
   /// `layout` of an argument; --trainc-assign-weight-layouts) -> the layout
   /// the group's first prepared launch chose; null: dense.

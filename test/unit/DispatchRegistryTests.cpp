@@ -25,9 +25,15 @@ TEST_CASE("every backend rule has a runtime kernel", "[dispatch]") {
     // (cuda_target.py checks them).
     if (rule.backend == "cublas")
       continue;
-    if (rule.backend == "generated")
+    if (rule.backend == "generated") {
       CHECK(trainc::conversion::hasGeneratedKernel(rule.kernel));
-    else
+    } else if (rule.backend == "mpi") {
+      // --trainc-bucket-all-reduces turns each graph.all_reduce into a
+      // bucket's start and wait (libtrainc_rt_mpi.a, linked whole here).
+      CHECK(rule.kernel == "graph.all_reduce");
+      CHECK(trainc::rt::findKernel("comm.all_reduce_start", "mpi"));
+      CHECK(trainc::rt::findKernel("comm.all_reduce_wait", "mpi"));
+    } else
       CHECK(trainc::rt::findKernel(rule.kernel.str(), rule.backend.str()));
   }
 }
@@ -46,8 +52,10 @@ TEST_CASE("the reference backend runs every graph op and runtime.copy",
   int ops = 0;
   for (mlir::RegisteredOperationName name : context.getRegisteredOperations()) {
     llvm::StringRef op = name.getStringRef();
-    // Dropout never reaches the runtime: autodiff turns it into random_mask.
-    if (!op.starts_with("graph.") || op == "graph.dropout")
+    // Dropout never reaches the runtime: autodiff turns it into random_mask;
+    // an all-reduce is communication, the mpi backend's alone.
+    if (!op.starts_with("graph.") || op == "graph.dropout" ||
+        op == "graph.all_reduce")
       continue;
     ++ops;
     INFO(op.str());

@@ -80,6 +80,9 @@ struct CompileCommandOptions {
   std::string target = "cpu";
   std::vector<std::string> gpuArchs = {"sm_80", "sm_90"};
   std::string cudaPath = "/usr/local/cuda";
+  /// --bucket-mib: gradients per all-reduce bucket (--data-parallel, whose
+  /// flag is training.dataParallel).
+  double bucketMiB = 4.0;
 };
 
 struct TrainCommandOptions {

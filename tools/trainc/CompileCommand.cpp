@@ -191,6 +191,17 @@ void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
                   "--target cuda: the CUDA toolkit (ptxas, fatbinary, "
                   "libdevice)")
       ->capture_default_str();
+  command.add_flag("--data-parallel", options.training.dataParallel,
+                   "Data-parallel training: each step averages every "
+                   "gradient over the processes of the MPI job it runs in "
+                   "(mpirun -np N), in buckets overlapped with the backward "
+                   "pass. The library links Open MPI; in a single process "
+                   "(no mpirun) it trains alone");
+  command
+      .add_option("--bucket-mib", options.bucketMiB,
+                  "--data-parallel: MiB of gradients per all-reduce bucket")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   command.add_option("--runtime-library", options.runtimeLibrary,
                      "The runtime archive to link (default: "
                      "libtrainc_rt.a in the library directory of trainc's "
@@ -262,7 +273,9 @@ static std::string modelHash(const CompileCommandOptions &options) {
        << options.rematSolver
        << "|loss_scale=" << options.training.initialLossScale << ","
        << options.training.lossScaleGrowthInterval
-       << "|target=" << options.target;
+       << "|target=" << options.target
+       << "|data_parallel=" << options.training.dataParallel << ","
+       << options.bucketMiB;
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : text.str()) {
     hash ^= c;
@@ -284,6 +297,8 @@ static std::string trainingJson(mlir::ModuleOp module, const std::string &amp) {
         json += "\"" + text.str() + "\"";
       else if (auto real = llvm::dyn_cast<mlir::FloatAttr>(entry.getValue()))
         json += std::to_string(real.getValueAsDouble());
+      else if (auto flag = llvm::dyn_cast<mlir::BoolAttr>(entry.getValue()))
+        json += flag.getValue() ? "true" : "false";
       else
         json += "null";
     }
@@ -410,6 +425,8 @@ int runCompileCommand(const CompileCommandOptions &options) {
   kernelLowering.reluEpilogues = options.reluEpilogues;
   kernelLowering.scheduleMemory = options.schedule == "memory";
   kernelLowering.reuseBuffers = !options.checkNumerics;
+  kernelLowering.bucketBytes =
+      static_cast<int64_t>(options.bucketMiB * (1 << 20));
   PrecisionStats precisionStats;
   precisionStats.amp = amp;
   if (options.stats && amp != "off" && options.emit != "train-graph") {
@@ -458,7 +475,9 @@ int runCompileCommand(const CompileCommandOptions &options) {
                               : options.reluEpilogues ? "--relu-epilogues"
                               : amp != "off"          ? "--amp"
                               : options.checkNumerics ? "--check-numerics"
-                                                      : nullptr;
+                              : options.training.dataParallel
+                                  ? "--data-parallel"
+                                  : nullptr;
     if (unsupported) {
       spdlog::error("{} is not built for --target cuda yet", unsupported);
       return 1;
@@ -554,6 +573,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
   codegen.target = options.target;
   codegen.gpuArchs = options.gpuArchs;
   codegen.cudaPath = options.cudaPath;
+  codegen.dataParallel = options.training.dataParallel;
   if (options.emit == "ptx") {
     auto ptx = emitGpuPtx(module, codegen, options.gpuArchs.front());
     if (!ptx) {

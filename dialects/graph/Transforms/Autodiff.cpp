@@ -352,6 +352,7 @@ struct AutodiffPass : trainc::graph::impl::AutodiffPassBase<AutodiffPass> {
     options.lossScaling = lossScaling;
     options.initialLossScale = initialLossScale;
     options.lossScaleGrowthInterval = lossScaleGrowthInterval;
+    options.dataParallel = dataParallel;
     if (failed(resolveTrainingOptions(forward, options)) ||
         failed(buildTrainingFunctions(module, forward, options)))
       return signalPassFailure();

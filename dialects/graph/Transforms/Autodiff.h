@@ -40,6 +40,9 @@ struct TrainingOptions {
   std::string lossScaling = "none";
   double initialLossScale = 65536.0;
   int64_t lossScaleGrowthInterval = 2000;
+  /// Average every gradient over the processes of a data-parallel job
+  /// (graph.all_reduce) before clipping, unscaling and the optimizer.
+  bool dataParallel = false;
 };
 
 /// What buildGradientFunction produced and where things are.

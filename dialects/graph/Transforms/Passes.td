@@ -72,6 +72,9 @@ def AutodiffPass : Pass<"trainc-autodiff", "mlir::ModuleOp"> {
     Option<"lossScaleGrowthInterval", "loss-scale-growth-interval",
            "int64_t", "2000",
            "finite steps in a row after which the loss scale doubles">,
+    Option<"dataParallel", "data-parallel", "bool", "false",
+           "average every gradient over the processes of a data-parallel "
+           "job (graph.all_reduce) before the optimizer reads it">,
   ];
 }
 

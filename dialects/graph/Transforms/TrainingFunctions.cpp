@@ -216,6 +216,12 @@ static LogicalResult buildTrainStep(ModuleOp module, func::FuncOp forward,
   SmallVector<Value> grads;
   for (size_t k = 0; k < parameterCount; ++k)
     grads.push_back(gradients.hasGradient[k] ? call.getResult(1 + k) : Value());
+  // Averaged over the job first: clipping, the loss scaler's finiteness
+  // test and the updates then see the same gradients on every process.
+  if (options.dataParallel)
+    for (Value &g : grads)
+      if (g)
+        g = AllReduceOp::create(b, loc, g);
   // Unscaled before clipping, which reads their true norm.
   Value finite;
   if (scaler)
@@ -340,6 +346,8 @@ LogicalResult buildTrainingFunctions(ModuleOp module, func::FuncOp forward,
       b.getNamedAttr("learning_rate", b.getF64FloatAttr(options.learningRate)),
       b.getNamedAttr("weight_decay", b.getF64FloatAttr(options.weightDecay)),
       b.getNamedAttr("clip_grad_norm", b.getF64FloatAttr(options.clipGradNorm))};
+  if (options.dataParallel)
+    config.push_back(b.getNamedAttr("data_parallel", b.getBoolAttr(true)));
   if (options.lossScaling != "none")
     config.push_back(
         b.getNamedAttr("loss_scaling", b.getStringAttr(options.lossScaling)));

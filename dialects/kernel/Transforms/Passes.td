@@ -128,6 +128,42 @@ def ScheduleUpdatesPass : Pass<"trainc-schedule-updates", "mlir::ModuleOp"> {
     be cached and its buffer dies early (a smaller arena).
   }];
 }
+def BucketAllReducesPass : Pass<"trainc-bucket-all-reduces", "mlir::ModuleOp"> {
+  let summary = "Gradient all-reduces in buckets, overlapped with the backward pass";
+  let description = [{
+    Data-parallel training (`--trainc-autodiff data-parallel=true`) averages
+    every gradient over the job's processes: one `graph.all_reduce` launch
+    per gradient. This pass groups them into buckets of at least
+    `bucket-bytes` (the last one smaller), in the order the backward pass
+    computes the gradients, as PyTorch's DistributedDataParallel does, and
+    replaces each bucket with two launches of the same backend (`mpi`):
+
+    * `comm.all_reduce_start(gradients...) -> (staging)` packs the
+      gradients into one staging buffer and starts a non-blocking
+      all-reduce of it; it runs right after the launch that computes the
+      bucket's last gradient.
+    * `comm.all_reduce_wait(staging) -> (averaged...)` waits for it and
+      writes each gradient's mean; it runs after the next bucket has
+      started (the last bucket's right after its own start), so that each
+      bucket is on the network while the backward pass computes the next,
+      and the launches that read the means (the optimizer's updates) run
+      right after it.
+
+    Both carry `bucket` (its index) and `reduction`. The launches are
+    list-scheduled by these priorities within the order constraints of
+    their buffers (a launch moves past another unless both touch a buffer
+    and one writes it), so every launch reads what it read before. Runs
+    before --trainc-plan-memory: the staging buffer is live from the start
+    to the wait, while the collective owns it.
+  }];
+  let dependentDialects = ["::trainc::kernel::KernelDialect"];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "4194304",
+           "bytes of gradients per bucket (a bucket closes once it has at "
+           "least this many)">,
+  ];
+}
+
 def ScheduleMemoryPass : Pass<"trainc-schedule-memory", "mlir::ModuleOp"> {
   let summary = "Reorders launches to lower the arena's peak";
   let description = [{

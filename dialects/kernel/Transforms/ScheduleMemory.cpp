@@ -18,6 +18,7 @@
 // the layers behind it are freed, instead of peaking on top of them.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/kernel/Transforms/LaunchGraph.h"
 #include "dialects/kernel/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -40,20 +41,11 @@ using namespace trainc::kernel;
 
 namespace {
 
-/// One launch, with the buffers it reads and writes (roots, deduplicated).
-struct Node {
-  LaunchOp launch;
-  llvm::SmallSetVector<Value, 4> reads, writes;
-  /// The arena buffers (kernel.alloc roots) it touches.
-  llvm::SmallSetVector<Value, 4> arena;
-};
-
-/// The launches of one function and the order constraints between them.
+/// The launches of one function, their order constraints, and the peak
+/// of live arena bytes of an order.
 class Schedule {
 public:
-  /// Fails if the function holds an op this pass does not understand, or
-  /// a buffer is used by something other than launches and views.
-  LogicalResult build(func::FuncOp function);
+  LogicalResult build(func::FuncOp function) { return graph.build(function); }
 
   /// Peak of the sum of live arena bytes over `order` (indices into
   /// nodes): a buffer lives from its first launch to its last.
@@ -64,124 +56,53 @@ public:
   /// `window` launches after it in the original order.
   SmallVector<size_t> greedy(size_t window) const;
 
-  /// Moves the function's ops into `order`: constants first, then each
-  /// launch preceded by the allocs and views it is the first to use.
-  void apply(func::FuncOp function, ArrayRef<size_t> order) const;
+  void apply(func::FuncOp function, ArrayRef<size_t> order) const {
+    graph.apply(function, order);
+  }
 
-  size_t size() const { return nodes.size(); }
+  size_t size() const { return graph.nodes.size(); }
 
 private:
-  std::vector<Node> nodes;
-  std::vector<SmallVector<size_t>> successors;
-  std::vector<size_t> predecessorCount;
-  DenseMap<Value, int64_t> bytes;    // arena buffer -> its size
-  DenseMap<Value, size_t> userCount; // arena buffer -> launches using it
+  LaunchGraph graph;
 };
 
-LogicalResult Schedule::build(func::FuncOp function) {
-  Block &block = function.getBody().front();
-  for (Operation &op : block) {
-    if (isa<ConstantOp, AllocOp, ViewOp>(op) ||
-        op.hasTrait<OpTrait::IsTerminator>())
-      continue;
-    auto launch = dyn_cast<LaunchOp>(op);
-    if (!launch)
-      return failure();
-    Node node;
-    node.launch = launch;
-    for (Value input : launch.getInputs())
-      node.reads.insert(viewRoot(input));
-    for (Value output : launch.getOutputs())
-      node.writes.insert(viewRoot(output));
-    for (Value scratch : launch.getScratch())
-      node.writes.insert(viewRoot(scratch));
-    for (const auto *roots : {&node.reads, &node.writes})
-      for (Value root : *roots)
-        if (auto alloc = root.getDefiningOp<AllocOp>()) {
-          node.arena.insert(root);
-          // As the arena places it: 64-byte aligned.
-          bytes[root] = (bufferBytes(alloc.getType()) + 63) / 64 * 64;
-        }
-    nodes.push_back(std::move(node));
-  }
-  // Allocs and views may only feed launches, views and the terminator
-  // (which takes no buffer in the functions built here).
-  for (Operation &op : block)
-    if (isa<AllocOp, ViewOp>(op))
-      for (Operation *user : op.getUsers())
-        if (!isa<LaunchOp, ViewOp>(user))
-          return failure();
-
-  // Dependencies: read after write, write after read, write after write.
-  successors.assign(nodes.size(), {});
-  predecessorCount.assign(nodes.size(), 0);
-  DenseMap<Value, size_t> lastWriter;
-  DenseMap<Value, SmallVector<size_t>> readersSinceWrite;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    llvm::SmallSetVector<size_t, 8> before;
-    for (Value root : nodes[i].reads)
-      if (auto it = lastWriter.find(root); it != lastWriter.end())
-        before.insert(it->second);
-    for (Value root : nodes[i].writes) {
-      if (auto it = lastWriter.find(root); it != lastWriter.end())
-        before.insert(it->second);
-      for (size_t reader : readersSinceWrite.lookup(root))
-        before.insert(reader);
-    }
-    before.remove(i);
-    for (size_t j : before)
-      successors[j].push_back(i);
-    predecessorCount[i] = before.size();
-    for (Value root : nodes[i].reads)
-      if (!nodes[i].writes.contains(root))
-        readersSinceWrite[root].push_back(i);
-    for (Value root : nodes[i].writes) {
-      lastWriter[root] = i;
-      readersSinceWrite[root].clear();
-    }
-    for (Value root : nodes[i].arena)
-      ++userCount[root];
-  }
-  return success();
-}
-
 int64_t Schedule::peak(ArrayRef<size_t> order) const {
-  DenseMap<Value, size_t> remaining = userCount;
+  DenseMap<Value, size_t> remaining = graph.userCount;
   llvm::DenseSet<Value> started;
   int64_t live = 0, peakBytes = 0;
   for (size_t i : order) {
-    for (Value root : nodes[i].arena)
+    for (Value root : graph.nodes[i].arena)
       if (started.insert(root).second)
-        live += bytes.lookup(root);
+        live += graph.bytes.lookup(root);
     peakBytes = std::max(peakBytes, live);
-    for (Value root : nodes[i].arena)
+    for (Value root : graph.nodes[i].arena)
       if (--remaining[root] == 0)
-        live -= bytes.lookup(root);
+        live -= graph.bytes.lookup(root);
   }
   return peakBytes;
 }
 
 SmallVector<size_t> Schedule::greedy(size_t window) const {
-  DenseMap<Value, size_t> remaining = userCount;
+  DenseMap<Value, size_t> remaining = graph.userCount;
   llvm::DenseSet<Value> started;
-  std::vector<size_t> waiting = predecessorCount;
+  std::vector<size_t> waiting = graph.predecessorCount;
   // Ready launches, kept sorted by original index for the tie-break.
   std::set<size_t> ready;
-  for (size_t i = 0; i < nodes.size(); ++i)
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
     if (waiting[i] == 0)
       ready.insert(i);
   auto added = [&](size_t i) {
     int64_t delta = 0;
-    for (Value root : nodes[i].arena) {
+    for (Value root : graph.nodes[i].arena) {
       if (!started.contains(root))
-        delta += bytes.lookup(root);
+        delta += graph.bytes.lookup(root);
       if (remaining.lookup(root) == 1)
-        delta -= bytes.lookup(root);
+        delta -= graph.bytes.lookup(root);
     }
     return delta;
   };
   SmallVector<size_t> order;
-  order.reserve(nodes.size());
+  order.reserve(graph.nodes.size());
   while (!ready.empty()) {
     // The earliest launch not yet scheduled is always ready (everything
     // before it has run), so it is the smallest ready index.
@@ -198,52 +119,15 @@ SmallVector<size_t> Schedule::greedy(size_t window) const {
     }
     ready.erase(best);
     order.push_back(best);
-    for (Value root : nodes[best].arena) {
+    for (Value root : graph.nodes[best].arena) {
       started.insert(root);
       --remaining[root];
     }
-    for (size_t next : successors[best])
+    for (size_t next : graph.successors[best])
       if (--waiting[next] == 0)
         ready.insert(next);
   }
   return order;
-}
-
-void Schedule::apply(func::FuncOp function, ArrayRef<size_t> order) const {
-  Block &block = function.getBody().front();
-  Operation *terminator = block.getTerminator();
-  SmallVector<Operation *> constants, buffers;
-  for (Operation &op : block) {
-    if (isa<ConstantOp>(op))
-      constants.push_back(&op);
-    else if (isa<AllocOp, ViewOp>(op))
-      buffers.push_back(&op);
-  }
-  llvm::SmallPtrSet<Operation *, 32> placed;
-  auto place = [&](Operation *op) {
-    if (placed.insert(op).second)
-      op->moveBefore(terminator);
-  };
-  // A view's source is placed before the view.
-  std::function<void(Value)> define = [&](Value value) {
-    Operation *op = value.getDefiningOp();
-    if (!op || !isa<AllocOp, ViewOp>(op) || placed.contains(op))
-      return;
-    if (auto view = dyn_cast<ViewOp>(op))
-      define(view.getSource());
-    place(op);
-  };
-  for (Operation *constant : constants)
-    place(constant);
-  for (size_t i : order) {
-    for (Value operand : nodes[i].launch->getOperands())
-      define(operand);
-    place(nodes[i].launch);
-  }
-  // Buffers no launch uses keep their relative order, at the end.
-  for (Operation *buffer : buffers)
-    if (!placed.contains(buffer))
-      define(buffer->getResult(0));
 }
 
 struct ScheduleMemoryPass

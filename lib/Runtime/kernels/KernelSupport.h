@@ -595,6 +595,9 @@ void registerPoolingKernels();
 void registerBackwardKernels();
 void registerLossKernels();
 void registerOptimizerKernels();
+/// Defined in libtrainc_rt_mpi.a (MpiKernels.cpp); null where a library
+/// does not link it.
+void registerMpiKernels() __attribute__((weak));
 void registerOpenBlasKernels();
 void registerOpenBlasConvKernels();
 void registerDnnlKernels();

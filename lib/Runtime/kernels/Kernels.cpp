@@ -4,7 +4,9 @@
 // graph.random_mask) has a "reference" kernel; graph.matmul, graph.gemm
 // and the three convolutions also have an "openblas" one; those, pooling
 // and batch norm have a "dnnl" one (prepared when a session opens).
-// runtime.copy copies a buffer byte for byte.
+// runtime.copy copies a buffer byte for byte. The `mpi` backend's kernels
+// (MpiKernels.cpp) are in libtrainc_rt_mpi.a, which only --data-parallel
+// libraries link: registered when it is there.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Runtime/kernels/KernelSupport.h"
@@ -22,6 +24,8 @@ void registerBuiltinKernels() {
   registerOptimizerKernels();
   registerOpenBlasKernels();
   registerDnnlKernels();
+  if (registerMpiKernels)
+    registerMpiKernels();
 }
 
 } // namespace trainc::rt

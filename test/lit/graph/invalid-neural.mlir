@@ -383,3 +383,13 @@ func.func @layer_norm_element_types_differ(%x: tensor<2x16xf32>, %g: tensor<16xb
   %0 = graph.layer_norm %x, %g {axis = 1, epsilon = 1.0e-5} : (tensor<2x16xf32>, tensor<16xbf16>) -> tensor<2x16xf32>
   return
 }
+
+// -----
+
+// The mean is the one reduction of a data-parallel all-reduce.
+func.func @all_reduce_sum(%g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{unknown all-reduce reduction 'sum' (mean)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = graph.all_reduce %g {reduction = "sum"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
