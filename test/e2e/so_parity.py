@@ -8,16 +8,42 @@ the trained initializers of OUT.onnx with PyTorch's reference results
 e(a, b) = ||a - b|| / (||b|| + 1e-6 sqrt(n)), e(trainc, torch fp32) <= 1e-4,
 or, where e(torch fp32, torch fp64) > 1e-4, e(trainc, fp64) <= 4 e(fp32, fp64).
 Prints every figure; exits 1 on any failure.
+
+With --ranks N, the library is compiled with --data-parallel and trained by
+N processes under mpirun, each on every N-th row of the reference batch
+(one thread each): N ranks of batch B must meet the same criterion as one
+process of batch N * B.
 """
 import argparse
 import json
 import os
+import shutil
 import sys
 
 import onnx
 from onnx import numpy_helper
 
 from reference_batch import OPTIMIZERS, parity_check, run_steps, train_command
+
+def data_parallel(cmd, ranks, bucket_mib):
+    """`cmd` (a trainc train) as a data-parallel job of `ranks` processes of
+    one thread each, or None without mpirun."""
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        print("FAILED: no mpirun (Debian's openmpi-bin)")
+        return None
+    threads = cmd.index("--threads")
+    cmd = cmd[:threads] + ["--threads", "1"] + cmd[threads + 2:]
+    cmd += ["--data-parallel"]
+    if bucket_mib:
+        cmd += ["--bucket-mib", bucket_mib]
+    # Open MPI refuses to run as root unless told; two slots per core at
+    # most on a small machine.
+    launcher = [mpirun, "-np", str(ranks), "--oversubscribe"]
+    if os.geteuid() == 0:
+        launcher.append("--allow-run-as-root")
+    return launcher + cmd
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
@@ -29,12 +55,16 @@ def main():
     p.add_argument("--dispatch", action="append", default=[])
     p.add_argument("--tune-cache",
                    help="compile with --tune, keeping the times in this file")
+    p.add_argument("--ranks", type=int, default=1,
+                   help="data-parallel processes (mpirun -np RANKS)")
+    p.add_argument("--bucket-mib", help="--bucket-mib of the data-parallel build")
     args = p.parse_args()
 
     ref = json.load(open(os.path.join(args.reference, "reference.json")))
     os.makedirs(args.workdir, exist_ok=True)
     tag = "_".join([args.optimizer] + [d.replace("=", "-") for d in args.dispatch]
-                   + (["tuned"] if args.tune_cache else []))
+                   + (["tuned"] if args.tune_cache else [])
+                   + ([f"ranks{args.ranks}"] if args.ranks > 1 else []))
     out = os.path.join(args.workdir, f"trained_{tag}.onnx")
     cmd = train_command(args.trainc, args.model, args.reference, ref, 3, out)
     cmd += OPTIMIZERS[args.optimizer]
@@ -42,6 +72,10 @@ def main():
         cmd += ["--dispatch", d]
     if args.tune_cache:
         cmd += ["--tune", "--tune-cache", args.tune_cache]
+    if args.ranks > 1:
+        cmd = data_parallel(cmd, args.ranks, args.bucket_mib)
+        if cmd is None:
+            return 1
     run, losses = run_steps(cmd)
     if losses is None:
         return 1
@@ -56,7 +90,8 @@ def main():
         failures += not ok
 
     print(f"{ref['model']} .so, 3 steps of {args.optimizer}"
-          + (f", dispatch {args.dispatch}" if args.dispatch else ", default dispatch"))
+          + (f", dispatch {args.dispatch}" if args.dispatch else ", default dispatch")
+          + (f", {args.ranks} data-parallel processes" if args.ranks > 1 else ""))
     check("losses of steps 1-3", losses, f"{args.optimizer}/losses.npy")
     trained = {t.name: numpy_helper.to_array(t) for t in onnx.load(out).graph.initializer}
     for name in ref["parameters"] + ref.get("buffers", []):

@@ -48,6 +48,10 @@ llvm::Expected<std::unique_ptr<ModelApi>> loadModelLibrary(const std::string &pa
     return llvm::createStringError("'" + path +
                                    "' is not a trainc model library (missing " +
                                    missing + ")");
+  api->getWorld = reinterpret_cast<decltype(api->getWorld)>(
+      dlsym(api->handle, "trainc_get_world"));
+  api->allReduceSum = reinterpret_cast<decltype(api->allReduceSum)>(
+      dlsym(api->handle, "trainc_all_reduce_sum"));
   if (api->apiVersion() != TRAINC_API_VERSION)
     return llvm::createStringError(
         "'" + path + "' uses C API version " + std::to_string(api->apiVersion()) +

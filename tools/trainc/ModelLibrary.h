@@ -36,6 +36,9 @@ struct ModelApi {
   decltype(&trainc_load_checkpoint) loadCheckpoint;
   decltype(&trainc_export_onnx) exportOnnx;
   decltype(&trainc_get_profile) getProfile;
+  /// Null in libraries built before data-parallel training (one process).
+  decltype(&trainc_get_world) getWorld = nullptr;
+  decltype(&trainc_all_reduce_sum) allReduceSum = nullptr;
 
   ~ModelApi();
 };

@@ -8,6 +8,10 @@
 //     batch is padded and the padding ignored), --checkpoint/--resume;
 //   * or on fixed batches (--feed NAME=FILE --labels FILE --steps K),
 //     printing every step's loss, for exact comparisons.
+// A library built with --data-parallel, run under `mpirun -np N`, trains
+// as one process would on N times its batch: each process takes every
+// N-th sample of the job's batch (rank-strided, as PyTorch's
+// DistributedSampler), rank 0 prints, writes checkpoints and --save.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/trainc/Commands.h"
@@ -110,6 +114,40 @@ namespace {
 
 int reportApiError(const ModelApi &api, const std::string &what) {
   spdlog::error("{}: {}", what, api.lastError());
+  return 1;
+}
+
+/// The data-parallel job this process trains in (one process unless the
+/// library was built with --data-parallel and runs under a launcher).
+struct World {
+  int32_t rank = 0, size = 1;
+  const ModelApi *api = nullptr;
+  trainc_session *session = nullptr;
+
+  bool root() const { return rank == 0; }
+  /// Sums `values` over the job (every process calls it alike).
+  bool sum(std::vector<double> &values) const {
+    if (size == 1)
+      return true;
+    if (api->allReduceSum(session, values.data(),
+                          static_cast<int32_t>(values.size())) != TRAINC_OK) {
+      spdlog::error("rank {}: {}", rank, api->lastError());
+      return false;
+    }
+    return true;
+  }
+};
+
+/// The job's size as its launcher announced it (Open MPI's mpirun, PMI),
+/// before any library is loaded: the batch a model is compiled for when
+/// --feed gives the job's batch. 1 outside a launcher.
+int64_t launcherWorldSize() {
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char *value = std::getenv(name)) {
+      long long size = std::atoll(value);
+      if (size > 0)
+        return size;
+    }
   return 1;
 }
 
@@ -218,17 +256,23 @@ struct Progress {
   }
 };
 
-/// Fraction of `data` the model classifies right (eval mode).
+/// Fraction of `data` the model classifies right (eval mode). In a job,
+/// each process classifies every size-th image from its rank, and the
+/// counts are summed over the job.
 llvm::Expected<double> accuracy(const ModelApi &api, trainc_session *session,
                                 const Dataset &data, OwnedTensor &input,
-                                OwnedTensor &logits) {
+                                OwnedTensor &logits, const World &world) {
   int64_t batch = input.shape[0], item = data.itemSize();
   int64_t classes = logits.shape.back(), correct = 0;
-  for (int64_t first = 0; first < data.count; first += batch) {
-    int64_t valid = std::min(batch, data.count - first);
+  // This process's images: rank, rank + size, ...
+  int64_t mine = (data.count - world.rank + world.size - 1) / world.size;
+  auto sampleAt = [&](int64_t k) { return world.rank + k * world.size; };
+  for (int64_t first = 0; first < mine; first += batch) {
+    int64_t valid = std::min(batch, mine - first);
     auto *x = reinterpret_cast<float *>(input.bytes.data());
     for (int64_t row = 0; row < batch; ++row) {
-      int64_t sample = first + (row < valid ? row : 0); // pad with a real image
+      // Padded with a real image.
+      int64_t sample = sampleAt(first + (row < valid ? row : 0));
       std::copy_n(&data.images[sample * item], item, x + row * item);
     }
     if (api.forward(session, &input.tensor, 1, &logits.tensor, 1) != TRAINC_OK)
@@ -238,10 +282,14 @@ llvm::Expected<double> accuracy(const ModelApi &api, trainc_session *session,
     for (int64_t row = 0; row < valid; ++row) {
       const float *rowScores = scores + row * classes;
       int64_t predicted = std::max_element(rowScores, rowScores + classes) - rowScores;
-      correct += predicted == data.labels[first + row];
+      correct += predicted == data.labels[sampleAt(first + row)];
     }
   }
-  return double(correct) / double(data.count);
+  std::vector<double> counts = {double(correct)};
+  if (!world.sum(counts))
+    return llvm::createStringError("summing the test counts over the job "
+                                   "failed");
+  return counts[0] / double(data.count);
 }
 
 /// Where a run is in the data: saved in checkpoints so a resumed run takes
@@ -253,10 +301,14 @@ struct Position {
   /// training data (its fingerprint); absent in older checkpoints.
   std::optional<int64_t> seed;
   std::string data;
+  /// Processes of the data-parallel job that wrote it (1 when absent).
+  int64_t worldSize = 1;
 
   std::string save() const {
-    nlohmann::json json{
-        {"epoch", epoch}, {"generator", generator}, {"data", data}};
+    nlohmann::json json{{"epoch", epoch},
+                        {"generator", generator},
+                        {"data", data},
+                        {"world_size", worldSize}};
     if (seed)
       json["seed"] = *seed;
     return json.dump();
@@ -272,6 +324,8 @@ struct Position {
       seed = json["seed"].get<int64_t>();
     if (json.contains("data"))
       data = json["data"].get<std::string>();
+    if (json.contains("world_size"))
+      worldSize = json["world_size"].get<int64_t>();
     return true;
   }
 };
@@ -302,7 +356,7 @@ std::string fingerprint(const Dataset &data) {
 
 int trainOnDataset(const ModelApi &api, trainc_session *session,
                    const nlohmann::json &manifest,
-                   const TrainCommandOptions &options) {
+                   const TrainCommandOptions &options, const World &world) {
   auto data = loadImageDirectory(options.data);
   if (!data) {
     spdlog::error("{}", llvm::toString(data.takeError()));
@@ -328,10 +382,12 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
                   perSample, train.itemSize());
     return 1;
   }
-  if (train.count < batch) {
+  // The job's batch: each process's, from every process.
+  int64_t jobBatch = batch * world.size;
+  if (train.count < jobBatch) {
     spdlog::error("--data: {} training images, fewer than one batch ({}): "
                   "nothing to train on",
-                  train.count, batch);
+                  train.count, jobBatch);
     return 1;
   }
   OwnedTensor input(TRAINC_FLOAT32, inputs[0].shape, 4);
@@ -363,6 +419,15 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
                     options.resume, *position.seed, options.seed);
       return 1;
     }
+    if (position.worldSize != world.size) {
+      spdlog::error("--resume: '{}' was written by a job of {} process{}, "
+                    "this one has {}: resume with the same number (mpirun "
+                    "-np {})",
+                    options.resume, position.worldSize,
+                    position.worldSize == 1 ? "" : "es", world.size,
+                    position.worldSize);
+      return 1;
+    }
     if (!position.data.empty() && position.data != trainData) {
       spdlog::error("--resume: '{}' was written by a run on other training "
                     "data ({}; this run's: {})",
@@ -370,10 +435,11 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
       return 1;
     }
     std::istringstream(position.generator) >> generator;
-    spdlog::info("resumed after epoch {}", position.epoch);
+    if (world.root())
+      spdlog::info("resumed after epoch {}", position.epoch);
   }
 
-  int64_t stepsPerEpoch = train.count / batch;
+  int64_t stepsPerEpoch = train.count / jobBatch;
   Progress progress;
   int64_t samples = 0;
   for (int epoch = position.epoch + 1; epoch <= options.epochs; ++epoch) {
@@ -390,8 +456,9 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
     for (int64_t step = 0; step < stepsPerEpoch; ++step) {
       auto *x = reinterpret_cast<float *>(input.bytes.data());
       auto *y = reinterpret_cast<int64_t *>(label.bytes.data());
+      // Every size-th sample of the job's batch, from this rank.
       for (int64_t row = 0; row < batch; ++row) {
-        int64_t sample = order[step * batch + row];
+        int64_t sample = order[step * jobBatch + row * world.size + world.rank];
         std::copy_n(&train.images[sample * perSample], perSample,
                     x + row * perSample);
         y[row] = train.labels[sample];
@@ -404,32 +471,42 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
       if (status != TRAINC_OK)
         return reportApiError(api, "training step");
       loss = stepLoss;
-      samples += batch;
-      progress.update(epoch, step + 1, stepsPerEpoch, loss, samples);
+      samples += jobBatch;
+      if (world.root())
+        progress.update(epoch, step + 1, stepsPerEpoch, loss, samples);
     }
+    // The epoch's last loss, the job's (the mean of the processes').
+    std::vector<double> lastLoss = {loss};
+    if (!world.sum(lastLoss))
+      return 1;
+    loss = lastLoss[0] / world.size;
     if (test.count == 0) {
-      std::printf("epoch %d: loss %.4f, no test images%s\n", epoch, loss,
-                  lossScaling(api, session).c_str());
+      if (world.root())
+        std::printf("epoch %d: loss %.4f, no test images%s\n", epoch, loss,
+                    lossScaling(api, session).c_str());
     } else {
-      auto correct = accuracy(api, session, test, input, logits);
+      auto correct = accuracy(api, session, test, input, logits, world);
       if (!correct) {
         spdlog::error("{}", llvm::toString(correct.takeError()));
         return 1;
       }
-      std::printf("epoch %d: loss %.4f, test accuracy %.2f%% (%lld images)%s\n",
-                  epoch, loss, 100.0 * *correct,
-                  static_cast<long long>(test.count),
-                  lossScaling(api, session).c_str());
+      if (world.root())
+        std::printf(
+            "epoch %d: loss %.4f, test accuracy %.2f%% (%lld images)%s\n",
+            epoch, loss, 100.0 * *correct, static_cast<long long>(test.count),
+            lossScaling(api, session).c_str());
     }
     std::fflush(stdout);
     position.epoch = epoch;
-    if (!options.checkpoint.empty()) {
+    // Rank 0 writes: parameters and optimizer state are the same on every
+    // process (BatchNorm statistics are rank 0's).
+    if (!options.checkpoint.empty() && world.root()) {
       if (!finiteParameters(api, session, manifest, "--checkpoint"))
         return 1;
       // The generator as it is now: the next epoch's shuffle starts here.
       std::ostringstream next;
       next << generator;
-      Position saved{epoch, next.str(), options.seed, trainData};
+      Position saved{epoch, next.str(), options.seed, trainData, world.size};
       std::string extra = saved.save();
       if (api.saveCheckpoint(session, options.checkpoint.c_str(), extra.data(),
                              extra.size()) != TRAINC_OK)
@@ -439,9 +516,37 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
   return 0;
 }
 
+/// In a job of several processes, a fixed batch file holds the job's
+/// batch: this process keeps every size-th row from its rank. False, with
+/// an error, where the rows are not size times the library's batch.
+bool takeShard(HostArray &array, const Argument &argument, const World &world,
+               const std::string &what) {
+  if (world.size == 1)
+    return true;
+  int64_t batch = argument.shape.empty() ? 0 : argument.shape.front();
+  int64_t rows = array.shape.empty() ? 0 : array.shape.front();
+  if (batch == 0 || rows != batch * world.size) {
+    spdlog::error("{}: {} rows; a data-parallel job of {} processes on a "
+                  "library of batch {} takes the job's batch of {} rows "
+                  "(each process trains on one row in {})",
+                  what, rows, world.size, batch, batch * world.size,
+                  world.size);
+    return false;
+  }
+  size_t rowBytes = array.bytes.size() / rows;
+  std::string mine(rowBytes * batch, '\0');
+  for (int64_t row = 0; row < batch; ++row)
+    std::memcpy(&mine[row * rowBytes],
+                &array.bytes[(row * world.size + world.rank) * rowBytes],
+                rowBytes);
+  array.bytes.assign(mine.begin(), mine.end());
+  array.shape.front() = batch;
+  return true;
+}
+
 int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
                       const nlohmann::json &manifest,
-                      const TrainCommandOptions &options) {
+                      const TrainCommandOptions &options, const World &world) {
   auto inputs = argumentsWithRole(manifest, "train_step", "input");
   auto labels = argumentsWithRole(manifest, "train_step", "labels");
   std::map<std::string, HostArray> feeds;
@@ -480,7 +585,8 @@ int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
       spdlog::error("no --feed for input '{}'", inputs[i].name);
       return 1;
     }
-    if (!toTensor(it->second, inputs[i], inputTensors[i]))
+    if (!takeShard(it->second, inputs[i], world, "--feed " + inputs[i].name) ||
+        !toTensor(it->second, inputs[i], inputTensors[i]))
       return 1;
   }
   std::optional<HostArray> labelArray;
@@ -496,7 +602,8 @@ int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
       return 1;
     }
     labelArray = std::move(*array);
-    if (!toTensor(*labelArray, labels[0], labelTensor))
+    if (!takeShard(*labelArray, labels[0], world, "--labels") ||
+        !toTensor(*labelArray, labels[0], labelTensor))
       return 1;
   }
   // A fixed batch has no data position: the checkpoint's session state
@@ -517,14 +624,21 @@ int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
       return reportApiError(api, "training step");
     if (status == TRAINC_ERROR_NOT_FINITE && stoppedByCheck(api))
       return notFinite(api, loss, step);
-    std::printf("step %lld: loss %.9g%s\n", static_cast<long long>(step), loss,
-                lossScaling(api, session).c_str());
+    // The job's loss: the mean of the processes' (each a mean over its
+    // rows), which is the mean over the job's batch.
+    std::vector<double> jobLoss = {loss};
+    if (!world.sum(jobLoss))
+      return 1;
+    loss = static_cast<float>(jobLoss[0] / world.size);
+    if (world.root())
+      std::printf("step %lld: loss %.9g%s\n", static_cast<long long>(step),
+                  loss, lossScaling(api, session).c_str());
     std::fflush(stdout);
     if (status == TRAINC_ERROR_NOT_FINITE)
       return notFinite(api, loss, step);
   }
   std::fflush(stdout);
-  if (!options.checkpoint.empty()) {
+  if (!options.checkpoint.empty() && world.root()) {
     if (!finiteParameters(api, session, manifest, "--checkpoint"))
       return 1;
     if (api.saveCheckpoint(session, options.checkpoint.c_str(), nullptr, 0) !=
@@ -590,11 +704,14 @@ int runTrainCommand(const TrainCommandOptions &options) {
     if (!fixed) {
       compile.model.batch = options.batchSize;
     } else {
-      // The fixed batch decides the batch size the model is compiled for.
+      // The fixed batch decides the batch size the model is compiled for:
+      // in a data-parallel job, each process's share of it.
       std::string first = options.feeds.front();
       auto array = loadArray(first.substr(first.find('=') + 1));
+      int64_t processes =
+          compile.training.dataParallel ? launcherWorldSize() : 1;
       if (array && !array->shape.empty())
-        compile.model.batch = array->shape.front();
+        compile.model.batch = array->shape.front() / processes;
     }
     compile.emit = "so";
     compile.output = scratch + "/libmodel.so";
@@ -638,9 +755,22 @@ int runTrainCommand(const TrainCommandOptions &options) {
       TRAINC_OK)
     spdlog::info("session memory: arena {} bytes + library scratch {} bytes",
                  arenaBytes, libraryScratchBytes);
-  int status = fixed ? trainOnFixedBatch(**api, session, manifest, options)
-                     : trainOnDataset(**api, session, manifest, options);
-  if (status == 0 && !options.save.empty()) {
+  World world;
+  world.api = api->get();
+  world.session = session;
+  if ((*api)->getWorld &&
+      (*api)->getWorld(session, &world.rank, &world.size) != TRAINC_OK) {
+    (*api)->close(session);
+    return reportApiError(**api, "opening the session");
+  }
+  if (world.size > 1 && world.root())
+    spdlog::info("data-parallel: {} processes, each on every {}-th sample "
+                 "of the job's batch",
+                 world.size, world.size);
+  int status = fixed
+                   ? trainOnFixedBatch(**api, session, manifest, options, world)
+                   : trainOnDataset(**api, session, manifest, options, world);
+  if (status == 0 && !options.save.empty() && world.root()) {
     if (!finiteParameters(**api, session, manifest, "--save"))
       status = 1;
     else if ((*api)->exportOnnx(session, options.save.c_str()) != TRAINC_OK)
@@ -649,6 +779,16 @@ int runTrainCommand(const TrainCommandOptions &options) {
       spdlog::info("wrote {}", options.save);
   }
   (*api)->close(session);
+  // A process of a job that fails leaves at once, without finalizing MPI
+  // (which would wait for the others, blocked in the step's collectives):
+  // the launcher sees it die and ends the whole job.
+  if (status != 0 && world.size > 1) {
+    spdlog::error("rank {} of {} failed: ending the job", world.rank,
+                  world.size);
+    spdlog::shutdown();
+    std::fflush(nullptr);
+    std::_Exit(status);
+  }
   return status;
 }
 
