@@ -17,6 +17,7 @@ process of batch N * B.
 import argparse
 import json
 import os
+import shlex
 import shutil
 import sys
 
@@ -25,18 +26,21 @@ from onnx import numpy_helper
 
 from reference_batch import OPTIMIZERS, parity_check, run_steps, train_command
 
-def data_parallel(cmd, ranks, bucket_mib):
+def data_parallel(cmd, ranks, bucket_mib, launcher=None):
     """`cmd` (a trainc train) as a data-parallel job of `ranks` processes of
-    one thread each, or None without mpirun."""
-    mpirun = shutil.which("mpirun")
-    if not mpirun:
-        print("FAILED: no mpirun (Debian's openmpi-bin)")
-        return None
+    one thread each, started by `launcher` (a shell-quoted command) or
+    mpirun; None without mpirun."""
     threads = cmd.index("--threads")
     cmd = cmd[:threads] + ["--threads", "1"] + cmd[threads + 2:]
     cmd += ["--data-parallel"]
     if bucket_mib:
         cmd += ["--bucket-mib", bucket_mib]
+    if launcher:
+        return shlex.split(launcher) + cmd
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        print("FAILED: no mpirun (Debian's openmpi-bin)")
+        return None
     # Open MPI refuses to run as root unless told; two slots per core at
     # most on a small machine.
     launcher = [mpirun, "-np", str(ranks), "--oversubscribe"]
@@ -58,6 +62,9 @@ def main():
     p.add_argument("--ranks", type=int, default=1,
                    help="data-parallel processes (mpirun -np RANKS)")
     p.add_argument("--bucket-mib", help="--bucket-mib of the data-parallel build")
+    p.add_argument("--launcher",
+                   help="with --ranks: the command that starts the job "
+                        "instead of `mpirun -np RANKS` (two_hosts.sh)")
     args = p.parse_args()
 
     ref = json.load(open(os.path.join(args.reference, "reference.json")))
@@ -73,7 +80,7 @@ def main():
     if args.tune_cache:
         cmd += ["--tune", "--tune-cache", args.tune_cache]
     if args.ranks > 1:
-        cmd = data_parallel(cmd, args.ranks, args.bucket_mib)
+        cmd = data_parallel(cmd, args.ranks, args.bucket_mib, args.launcher)
         if cmd is None:
             return 1
     run, losses = run_steps(cmd)
