@@ -8,7 +8,8 @@
 #                    [LOSS <loss>] [OPTIMIZER <optimizer>] [LR <rate>]
 #                    [TARGET cpu|cuda] [GPU_ARCH <sm_XY>...] [CUDA_PATH <dir>]
 #                    [CPU <llvm-cpu>] [AMP off|bf16|fp16|bf16-storage]
-#                    [MEMORY_BUDGET <bytes>|<n>%] [OPTIONS <flag>...])
+#                    [MEMORY_BUDGET <bytes>|<n>%] [DATA_PARALLEL]
+#                    [OPTIONS <flag>...])
 include_guard(GLOBAL)
 
 # The values `trainc compile` accepts for FLAG, read from its --help
@@ -55,7 +56,7 @@ endfunction()
 
 function(trainc_add_model target)
   set(where "trainc_add_model(${target})")
-  cmake_parse_arguments(PARSE_ARGV 1 ARG ""
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "DATA_PARALLEL"
     "MODEL;NAME;OUTPUT_DIRECTORY;BATCH;LOSS;OPTIMIZER;LR;TARGET;CUDA_PATH;CPU;AMP;MEMORY_BUDGET"
     "OPTIONS;GPU_ARCH")
   if(ARG_UNPARSED_ARGUMENTS)
@@ -63,7 +64,8 @@ function(trainc_add_model target)
     message(FATAL_ERROR "${where}: unknown argument(s) '${unknown}' "
                         "(expected MODEL, NAME, "
                         "OUTPUT_DIRECTORY, BATCH, LOSS, OPTIMIZER, LR, TARGET, "
-                        "GPU_ARCH, CUDA_PATH, CPU, AMP, MEMORY_BUDGET, OPTIONS)")
+                        "GPU_ARCH, CUDA_PATH, CPU, AMP, MEMORY_BUDGET, "
+                        "DATA_PARALLEL, OPTIONS)")
   endif()
   # An empty OPTIONS list is fine (OPTIONS ${EXTRA_FLAGS}).
   list(REMOVE_ITEM ARG_KEYWORDS_MISSING_VALUES OPTIONS)
@@ -142,6 +144,11 @@ function(trainc_add_model target)
     endif()
     list(APPEND flags ${flag} ${value})
   endforeach()
+  # The step averages its gradients over an MPI job (the library links
+  # Open MPI and libtrainc_rt_mpi.a, installed beside the runtime).
+  if(ARG_DATA_PARALLEL)
+    list(APPEND flags --data-parallel)
+  endif()
   foreach(option IN LISTS ARG_OPTIONS)
     if(option MATCHES "^(-o|--output|--emit|--runtime-library)(=.*)?$")
       message(FATAL_ERROR "${where}: OPTIONS may not contain "

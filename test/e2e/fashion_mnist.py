@@ -2,9 +2,13 @@
 """Trains a shipped model on Fashion-MNIST with `trainc train` and checks the
 test accuracy after the last epoch (every one of the 10,000 test images
 counts). Prints the accuracy per epoch and the wall time. With --compare-amp,
-also trains in mixed precision and compares."""
+also trains in mixed precision and compares; with --compare-ranks N, also
+trains data-parallel (N processes under mpirun, each of batch 64 / N and
+one thread: the same job batch) and compares."""
 import argparse
+import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -21,6 +25,9 @@ def main():
                    help="also train with each --amp AMP (same seed and epochs) "
                         "and require its accuracy within 0.5 points of the "
                         "f32 run's")
+    p.add_argument("--compare-ranks", type=int, default=0,
+                   help="also train with N data-parallel processes and "
+                        "require the accuracy within 0.5 points")
     p.add_argument("extra", nargs="*", help="more trainc train options")
     args = p.parse_args()
     final = train(args, args.extra)
@@ -35,14 +42,30 @@ def main():
         print(f"--amp {amp}: {mixed:.2f}% against f32 {final:.2f}% "
               f"(at least {final - 0.5:.2f}% required) {'ok' if close else 'FAIL'}")
         ok = ok and close
+    if args.compare_ranks > 1:
+        ranks = args.compare_ranks
+        mpirun = [shutil.which("mpirun") or "mpirun", "-np", str(ranks),
+                  "--oversubscribe"]
+        if os.geteuid() == 0:
+            mpirun.append("--allow-run-as-root")
+        job = train(args, args.extra + ["--data-parallel"], launcher=mpirun,
+                    batch=64 // ranks, threads=1)
+        if job is None:
+            return 1
+        close = abs(job - final) <= 0.5
+        print(f"{ranks} data-parallel processes: {job:.2f}% against one "
+              f"process {final:.2f}% (within 0.5 points required) "
+              f"{'ok' if close else 'FAIL'}")
+        ok = ok and close
     return 0 if ok else 1
 
 
-def train(args, extra):
+def train(args, extra, launcher=(), batch=64, threads=2):
     """Runs trainc train; returns the final test accuracy, or None."""
-    cmd = [args.trainc, "train", args.model, "--data", "fashion-mnist",
-           "--epochs", str(args.epochs), "--batch-size", "64", "--seed", "1",
-           "--threads", "2"] + extra
+    cmd = list(launcher) + [
+        args.trainc, "train", args.model, "--data", "fashion-mnist",
+        "--epochs", str(args.epochs), "--batch-size", str(batch), "--seed", "1",
+        "--threads", str(threads)] + extra
     print("$", " ".join(cmd), flush=True)
     start = time.time()
     run = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
