@@ -15,7 +15,12 @@
  * The harness reports the timed steps' peak minus the RSS before the first
  * step; the RSS before the session opened is printed too (the session
  * allocates and zeroes its arena and persistent tensors when it opens).
- * The same protocol is bench/measure.py's, for the Python peers. */
+ * The same protocol is bench/measure.py's, for the Python peers.
+ *
+ * Under mpirun, with a --data-parallel library, every process runs this and
+ * prints its line (rank, world_size, and the seconds the timed steps'
+ * all-reduces ran and were waited for); the run is then --min-steps steps
+ * long on every process. */
 #define _POSIX_C_SOURCE 200809L
 #include "trainc/runtime.h"
 
@@ -35,6 +40,10 @@ typedef struct api {
   trainc_status (*train_step)(trainc_session *, const trainc_tensor *, int32_t,
                               const trainc_tensor *, float *);
   trainc_status (*get_memory)(const trainc_session *, size_t *, size_t *);
+  /* Data-parallel libraries (optional: null in older libraries). */
+  trainc_status (*get_world)(const trainc_session *, int32_t *, int32_t *);
+  trainc_status (*get_communication)(const trainc_session *, double *,
+                                     double *);
 } api;
 
 typedef struct host_tensor {
@@ -185,6 +194,9 @@ int main(int argc, char **argv) {
   *(void **)&model.close = symbol(library, "trainc_session_close");
   *(void **)&model.train_step = symbol(library, "trainc_train_step");
   *(void **)&model.get_memory = symbol(library, "trainc_get_memory");
+  *(void **)&model.get_world = dlsym(library, "trainc_get_world");
+  *(void **)&model.get_communication =
+      dlsym(library, "trainc_get_communication");
 
   long rss_before_open = status_kb("VmRSS");
   trainc_session_options options = {threads, 0, NULL};
@@ -208,6 +220,17 @@ int main(int argc, char **argv) {
   }
   long hwm_warmup = status_kb("VmHWM");
   peak_reset = peak_reset && reset_peak();
+  /* A data-parallel job: every process must take the same number of steps
+   * (each step is a collective), so the run is --min-steps long when the
+   * job has several processes. */
+  int32_t rank = 0, world_size = 1;
+  if (model.get_world)
+    model.get_world(session, &rank, &world_size);
+  if (world_size > 1)
+    max_steps = min_steps;
+  double busy_before = 0, waited_before = 0;
+  if (model.get_communication)
+    model.get_communication(session, &busy_before, &waited_before);
 
   double *times = malloc(sizeof(double) * max_steps);
   double total = 0;
@@ -224,6 +247,9 @@ int main(int argc, char **argv) {
     ++steps;
   }
   long hwm_timed = status_kb("VmHWM");
+  double busy = 0, waited = 0;
+  if (model.get_communication)
+    model.get_communication(session, &busy, &waited);
 
   printf("{\"framework\": \"trainc\", \"threads\": %d, \"ms\": [", threads);
   for (int i = 0; i < steps; ++i)
@@ -231,9 +257,12 @@ int main(int argc, char **argv) {
   printf("], \"first_loss\": %.9g, \"last_loss\": %.9g, "
          "\"rss_before_open_kb\": %ld, \"rss_before_kb\": %ld, "
          "\"hwm_warmup_kb\": %ld, \"hwm_timed_kb\": %ld, \"peak_reset\": %s, "
-         "\"arena_bytes\": %zu, \"library_scratch_bytes\": %zu}\n",
+         "\"arena_bytes\": %zu, \"library_scratch_bytes\": %zu, "
+         "\"rank\": %d, \"world_size\": %d, \"comm_busy_s\": %.6f, "
+         "\"comm_waited_s\": %.6f}\n",
          first_loss, loss, rss_before_open, rss_before, hwm_warmup, hwm_timed,
-         peak_reset ? "true" : "false", arena_bytes, scratch_bytes);
+         peak_reset ? "true" : "false", arena_bytes, scratch_bytes, rank,
+         world_size, busy - busy_before, waited - waited_before);
   model.close(session);
   free(times);
   return 0;

@@ -194,6 +194,14 @@ TRAINC_API trainc_status trainc_get_profile(const trainc_session *session,
  * either pointer may be NULL. */
 TRAINC_API trainc_status trainc_get_world(const trainc_session *session,
                                           int32_t *rank, int32_t *size);
+/* Seconds this session's gradient all-reduces have run (on the library's
+ * communication thread) and seconds its steps have waited for them, since
+ * it opened: 1 - waited / busy is the share of the communication hidden
+ * behind the backward pass. Both 0 for a job of one process. Either
+ * pointer may be NULL. */
+TRAINC_API trainc_status trainc_get_communication(const trainc_session *session,
+                                                  double *busy_seconds,
+                                                  double *waited_seconds);
 /* Sums `count` doubles over the job's processes, in place (e.g. a test
  * set's correct answers and samples). Every process must call it with the
  * same count; it returns when all have. */

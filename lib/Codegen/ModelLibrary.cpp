@@ -212,7 +212,8 @@ const char *kVersionScript = R"(TRAINC_1 {
     trainc_get_parameter; trainc_set_parameter;
     trainc_save_checkpoint; trainc_load_checkpoint; trainc_export_onnx;
     trainc_get_profile;
-    trainc_get_world; trainc_all_reduce_sum; trainc_use_communicator;
+    trainc_get_world; trainc_get_communication; trainc_all_reduce_sum;
+    trainc_use_communicator;
   local: *;
 };
 )";

@@ -10,7 +10,9 @@
 #ifndef TRAINC_LIB_RUNTIME_COMMUNICATOR_H
 #define TRAINC_LIB_RUNTIME_COMMUNICATOR_H
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace trainc::rt {
@@ -25,6 +27,14 @@ public:
   /// process of the job must call it with the same count.
   virtual bool allReduceSum(double *values, size_t count,
                             std::string &error) = 0;
+};
+
+/// Where a session's communication time goes (trainc_get_communication):
+/// nanoseconds its collectives ran on the communication thread, and
+/// nanoseconds its steps waited for them (the part not hidden behind
+/// computation).
+struct CommunicationTimes {
+  std::atomic<int64_t> busy{0}, waited{0};
 };
 
 /// What trainc_use_communicator recorded (an MPI_Comm*), or null: the job

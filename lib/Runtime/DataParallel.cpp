@@ -1,6 +1,7 @@
 //===- DataParallel.cpp - the C API of data-parallel libraries ------------===//
 //
-// trainc_get_world, trainc_all_reduce_sum and trainc_use_communicator.
+// trainc_get_world, trainc_get_communication, trainc_all_reduce_sum and
+// trainc_use_communicator.
 // A library without --data-parallel is a job of one process: rank 0 of 1,
 // and a sum over the job is the value itself.
 //
@@ -33,6 +34,20 @@ trainc_status trainc_get_world(const trainc_session *session, int32_t *rank,
     *rank = communicator ? communicator->rank() : 0;
   if (size)
     *size = communicator ? communicator->size() : 1;
+  return TRAINC_OK;
+}
+
+trainc_status trainc_get_communication(const trainc_session *session,
+                                       double *busy_seconds,
+                                       double *waited_seconds) {
+  if (!isOpen(session))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  const CommunicationTimes *times =
+      session->launchState.libraries.communicationTimes.get();
+  if (busy_seconds)
+    *busy_seconds = times ? times->busy.load() * 1e-9 : 0.0;
+  if (waited_seconds)
+    *waited_seconds = times ? times->waited.load() * 1e-9 : 0.0;
   return TRAINC_OK;
 }
 

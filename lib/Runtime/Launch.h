@@ -75,6 +75,7 @@ using KernelFunction = bool (*)(const Launch &launch, void *const *inputs,
 
 struct DnnlContext; // kernels/Dnnl.h: oneDNN's engine and stream
 class Communicator; // Communicator.h: the processes of a data-parallel job
+struct CommunicationTimes; // Communicator.h
 
 /// A layout in which a library keeps a persistent tensor instead of dense
 /// row-major: oneDNN's blocked layout of a convolution's weights, chosen
@@ -98,8 +99,10 @@ struct LibraryContext {
   /// A data-parallel library's job (set by the prepare hook of its first
   /// `mpi` launch; null: one process).
   std::shared_ptr<Communicator> communicator;
-  /// The `mpi` kernels' state of this session (buckets in flight).
+  /// The `mpi` kernels' state of this session (buckets in flight), and
+  /// their time (set with `communicator`).
   std::shared_ptr<void> collectives;
+  std::shared_ptr<CommunicationTimes> communicationTimes;
   /// Layout groups (a launch's `weight_layout` option, the manifest's
   /// `layout` of an argument; --trainc-assign-weight-layouts) -> the layout
   /// the group's first prepared launch chose; null: dense.

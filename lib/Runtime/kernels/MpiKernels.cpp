@@ -31,6 +31,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -59,7 +60,14 @@ struct Job {
   const char *name = "";
   bool done = false;
   std::string error;
+  int64_t nanoseconds = 0; ///< the call's time on the communication thread
 };
+
+int64_t nowNanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 class MpiCommunicator final : public Communicator {
 public:
@@ -143,8 +151,11 @@ private:
       std::shared_ptr<Job> job = queue_.front();
       queue_.pop_front();
       lock.unlock();
+      int64_t started = nowNanoseconds();
       int code = job->call();
+      int64_t took = nowNanoseconds() - started;
       lock.lock();
+      job->nanoseconds = took;
       if (code != MPI_SUCCESS)
         job->error = mpiError(job->name, code);
       job->done = true;
@@ -257,6 +268,7 @@ struct Buckets {
 struct BucketKernel : PreparedKernel {
   std::shared_ptr<MpiCommunicator> communicator;
   std::shared_ptr<Buckets> buckets;
+  std::shared_ptr<CommunicationTimes> times;
   int64_t bucket = 0;
   std::vector<size_t> elements; ///< of each gradient, in order
   size_t total = 0;
@@ -307,7 +319,11 @@ struct WaitKernel final : BucketKernel {
       job = it->second;
       buckets->inFlight.erase(it);
     }
-    if (!communicator->wait(job, error))
+    int64_t started = nowNanoseconds();
+    bool ok = communicator->wait(job, error);
+    times->waited += nowNanoseconds() - started;
+    times->busy += job->nanoseconds;
+    if (!ok)
       return false;
     const float *staging = static_cast<const float *>(inputs[0]);
     float scale = 1.0f / static_cast<float>(communicator->size());
@@ -360,10 +376,12 @@ std::unique_ptr<PreparedKernel> prepareBucket(const Launch &launch,
       return nullptr;
     libraries.communicator = communicator;
     libraries.collectives = std::make_shared<Buckets>();
+    libraries.communicationTimes = std::make_shared<CommunicationTimes>();
   }
   kernel->communicator =
       std::static_pointer_cast<MpiCommunicator>(libraries.communicator);
   kernel->buckets = std::static_pointer_cast<Buckets>(libraries.collectives);
+  kernel->times = libraries.communicationTimes;
   kernel->bucket = launch.i64("bucket", -1);
   return kernel;
 }
