@@ -21,6 +21,9 @@ median ms/step, one thread per process):
             with the backward pass
   2 x 1 one bucket   the same with one bucket for every gradient (started
             after the last gradient, waited at once): no overlap
+  torch 1 x 1, torch DDP 2 x 1   PyTorch eager (Debian's, bench/peer_torch.py)
+            on one process, and DistributedDataParallel over gloo on two
+            (its --bucket-mb the same as trainc's), for the same ratio
 
 Reported: samples/s, the scaling efficiency (the job's samples/s over
 twice one process's, weak scaling), and the share of the communication's
@@ -106,7 +109,12 @@ def main():
         one_bucket = compile_library(model, trainc, args.workdir,
                                      ["--data-parallel", "--bucket-mib", "1000000"],
                                      "one_bucket")
-        times = {key: [] for key in ("1x1", "dp1", "alone", "2x1", "one")}
+        times = {key: [] for key in ("1x1", "dp1", "alone", "2x1", "one",
+                                     "torch", "ddp")}
+        peer = [sys.executable, os.path.join(HERE, "peer_torch.py"), "--mode", "eager",
+                "--model", name, "--onnx", model.onnx, "--data", model.data,
+                "--inputs", ",".join(model.inputs), "--lr", str(harness.LR),
+                "--momentum", str(harness.MOMENTUM)] + measure
         counters = []
         for _ in range(args.reps):
             runs = {
@@ -115,6 +123,8 @@ def main():
                 "alone": timed(mpirun + [runner, plain] + measure + model.runner_args, 2),
                 "2x1": timed(mpirun + [runner, parallel] + measure + model.runner_args, 2),
                 "one": timed(mpirun + [runner, one_bucket] + measure + model.runner_args, 2),
+                "torch": timed(peer, 1),
+                "ddp": timed(mpirun + peer + ["--ddp", "--bucket-mb", args.bucket_mib], 2),
             }
             if not all(runs.values()):
                 raise SystemExit(f"{name}: a run failed")
@@ -133,6 +143,7 @@ def main():
                "samples_1": model.batch / med["1x1"] * 1e3,
                "samples_2": 2 * model.batch / med["2x1"] * 1e3,
                "efficiency": med["1x1"] / med["2x1"],
+               "torch_efficiency": med["torch"] / med["ddp"],
                "hidden": 1 - added / unhidden if unhidden > 0 else float("nan"),
                "comm_ms_per_step": [statistics.median(c[r][0] for c in counters)
                                     for r in range(2)],
@@ -143,8 +154,9 @@ def main():
 
     lines = ["| model (batch per process) | 1 x 1 | dp x1 | 2 alone | 2 x 1 | "
              "2 x 1 one bucket | samples/s 1 x 1 | samples/s 2 x 1 | scaling "
-             "efficiency | communication hidden | collectives / blocked (ms/step, rank 0) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "efficiency | communication hidden | collectives / blocked (ms/step, rank 0) "
+             "| torch 1 x 1 | torch DDP 2 x 1 | DDP scaling efficiency |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ms, ranges = r["ms"], r["ranges"]
         cell = lambda k: f"{ms[k]:.2f} ({ranges[k][0]:.2f}-{ranges[k][1]:.2f})"
@@ -153,7 +165,8 @@ def main():
             f"{cell('alone')} | {cell('2x1')} | {cell('one')} | "
             f"{r['samples_1']:.0f} | {r['samples_2']:.0f} | {100 * r['efficiency']:.0f} % | "
             f"{100 * r['hidden']:.0f} % | {r['comm_ms_per_step'][0]:.2f} / "
-            f"{r['blocked_ms_per_step'][0]:.2f} |")
+            f"{r['blocked_ms_per_step'][0]:.2f} | {cell('torch')} | {cell('ddp')} | "
+            f"{100 * r['torch_efficiency']:.0f} % |")
     table = "\n".join(lines)
     print(table)
     with open(os.path.join(args.workdir, "results.json"), "w") as f:

@@ -10,7 +10,13 @@ With --autocast bf16 the forward pass and the loss run under
 torch.autocast("cpu", torch.bfloat16) (PyTorch's CPU mixed precision;
 f32 parameters and optimizer).
 
-Usage: peer_torch.py --mode MODE [--autocast bf16] [bench/measure.py's options]
+With --ddp, the process is one rank of a data-parallel job started by
+mpirun (Open MPI's OMPI_COMM_WORLD_RANK and _SIZE): the module is wrapped
+in DistributedDataParallel over gloo (PyTorch's CPU backend; TCP on
+127.0.0.1), each rank training on the fixed batch; every rank prints its
+line, and takes exactly --min-steps timed steps (bench/data_parallel.py).
+
+Usage: peer_torch.py --mode MODE [--autocast bf16] [--ddp] [bench/measure.py's options]
 Prints one JSON line."""
 import argparse
 import contextlib
@@ -56,9 +62,21 @@ def main():
                         required=True)
     parser.add_argument("--autocast", choices=["bf16"],
                         help="run forward and loss under torch.autocast")
+    parser.add_argument("--ddp", action="store_true",
+                        help="one rank of a DistributedDataParallel job (mpirun)")
+    parser.add_argument("--bucket-mb", type=float, default=25.0,
+                        help="--ddp: DistributedDataParallel's bucket_cap_mb")
     measure.add_arguments(parser)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)  # export.py sets 1 when imported
+    rank = 0
+    if args.ddp:
+        import torch.distributed as dist
+        rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+        dist.init_process_group(
+            "gloo", init_method="tcp://127.0.0.1:29517", rank=rank,
+            world_size=int(os.environ["OMPI_COMM_WORLD_SIZE"]))
+        args.max_steps = args.min_steps  # the same step count on every rank
 
     if args.model not in export.SPECS:
         raise SystemExit(f"unknown model {args.model}")
@@ -68,6 +86,10 @@ def main():
     module.train()
     inputs, labels = load_batch(spec, args.data)
     model, how = prepare(module, args.mode, inputs)
+    if args.ddp:
+        model = torch.nn.parallel.DistributedDataParallel(
+            model, bucket_cap_mb=args.bucket_mb)
+        how += " + DistributedDataParallel (gloo)"
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr,
                                 momentum=args.momentum)
     loss_function = torch.nn.CrossEntropyLoss()
@@ -84,7 +106,10 @@ def main():
         return loss.item()
 
     name = f"torch-{args.mode}" + (f"-autocast-{args.autocast}" if args.autocast else "")
-    measure.run(step, args, framework=name, how=how, version=torch.__version__)
+    if args.ddp:
+        name += "-ddp"
+    measure.run(step, args, framework=name, how=how, version=torch.__version__,
+                rank=rank)
 
 
 if __name__ == "__main__":
