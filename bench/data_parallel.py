@@ -63,12 +63,24 @@ def compile_library(model, trainc, workdir, extra, tag):
     return library
 
 
-def timed(command, processes):
-    """Runs the runner (under mpirun for several processes); the JSON line
-    of every process, or None."""
+def timed(command, processes, workdir):
+    """Runs a runner (under mpirun for several processes, each writing its
+    own stdout: mpirun --output-filename, so that lines do not interleave);
+    the JSON line of every process, or None."""
+    output = os.path.join(workdir, "output")
+    shutil.rmtree(output, ignore_errors=True)
+    if processes > 1:
+        command = command[:1] + ["--output-filename", output] + command[1:]
     run = subprocess.run(command, capture_output=True, text=True,
                          env=harness.clean_env({}), timeout=1800)
-    lines = [json.loads(l) for l in run.stdout.splitlines() if l.startswith("{")]
+    texts = [run.stdout]
+    if processes > 1:
+        texts = []
+        for rank in range(processes):
+            path = os.path.join(output, "1", f"rank.{rank}", "stdout")
+            texts.append(open(path).read() if os.path.exists(path) else "")
+    lines = [json.loads(l) for text in texts for l in text.splitlines()
+             if l.startswith("{")]
     if run.returncode or len(lines) != processes:
         print(run.stdout, run.stderr)
         return None
@@ -118,13 +130,13 @@ def main():
         counters = []
         for _ in range(args.reps):
             runs = {
-                "1x1": timed([runner, plain] + measure + model.runner_args, 1),
-                "dp1": timed([runner, parallel] + measure + model.runner_args, 1),
-                "alone": timed(mpirun + [runner, plain] + measure + model.runner_args, 2),
-                "2x1": timed(mpirun + [runner, parallel] + measure + model.runner_args, 2),
-                "one": timed(mpirun + [runner, one_bucket] + measure + model.runner_args, 2),
-                "torch": timed(peer, 1),
-                "ddp": timed(mpirun + peer + ["--ddp", "--bucket-mb", args.bucket_mib], 2),
+                "1x1": timed([runner, plain] + measure + model.runner_args, 1, args.workdir),
+                "dp1": timed([runner, parallel] + measure + model.runner_args, 1, args.workdir),
+                "alone": timed(mpirun + [runner, plain] + measure + model.runner_args, 2, args.workdir),
+                "2x1": timed(mpirun + [runner, parallel] + measure + model.runner_args, 2, args.workdir),
+                "one": timed(mpirun + [runner, one_bucket] + measure + model.runner_args, 2, args.workdir),
+                "torch": timed(peer, 1, args.workdir),
+                "ddp": timed(mpirun + peer + ["--ddp", "--bucket-mb", args.bucket_mib], 2, args.workdir),
             }
             if not all(runs.values()):
                 raise SystemExit(f"{name}: a run failed")

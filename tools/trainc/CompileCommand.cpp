@@ -273,9 +273,7 @@ static std::string modelHash(const CompileCommandOptions &options) {
        << options.rematSolver
        << "|loss_scale=" << options.training.initialLossScale << ","
        << options.training.lossScaleGrowthInterval
-       << "|target=" << options.target
-       << "|data_parallel=" << options.training.dataParallel << ","
-       << options.bucketMiB;
+       << "|target=" << options.target;
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : text.str()) {
     hash ^= c;

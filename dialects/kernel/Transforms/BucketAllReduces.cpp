@@ -69,11 +69,14 @@ struct BucketAllReducesPass
   }
 
   LogicalResult runOnFunction(func::FuncOp function) {
-    if (function.getBody().getOps<LaunchOp>().empty())
+    if (llvm::none_of(function.getBody().getOps<LaunchOp>(), [](LaunchOp op) {
+          return op.getKernel() == "graph.all_reduce";
+        }))
       return success();
     LaunchGraph graph;
     if (failed(graph.build(function)))
-      return success(); // an op this pass does not understand: no launches
+      return function.emitError("--trainc-bucket-all-reduces: the function "
+                                "holds ops other than kernel launches");
     SmallVector<size_t> allReduces;
     for (auto [i, node] : llvm::enumerate(graph.nodes))
       if (node.launch.getKernel() == "graph.all_reduce")
