@@ -37,6 +37,12 @@ trainc_status fail(trainc_status status, const std::string &message) {
   return status;
 }
 
+/// What a launch that failed reports: a kernel rejected its input, or
+/// (the `mpi` backend) the job's communication failed.
+static trainc_status failureStatus(const Launch &launch) {
+  return launch.backend == "mpi" ? TRAINC_ERROR_DEVICE : TRAINC_ERROR_KERNEL;
+}
+
 /// The sessions open now.
 static std::mutex openSessionsMutex;
 static std::unordered_set<const trainc_session *> &openSessions() {
@@ -144,7 +150,8 @@ static trainc_status prepareLaunches(LaunchState &state) {
     PreparedLaunch prepared;
     std::string error;
     if (!prepareLaunch(*descriptor, state.libraries, prepared, error))
-      return fail(TRAINC_ERROR_KERNEL, "preparing a kernel: " + error);
+      return fail(failureStatus(prepared.launch),
+                  "preparing a kernel: " + error);
     scratch = std::max(scratch, prepared.scratchBytes());
     state.launches.emplace(*descriptor, std::move(prepared));
   }
@@ -403,7 +410,7 @@ int32_t trainc_rt_launch(void *state, const char *descriptor,
   }
   if (!it->second.run(inputs, outputs, launchState->libraryScratch.data(),
                       launchState->error))
-    return TRAINC_ERROR_KERNEL;
+    return failureStatus(it->second.launch);
   return TRAINC_OK;
 }
 

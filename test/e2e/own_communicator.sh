@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds test/e2e/own_communicator.c (a program that initializes MPI
+# itself) against a --data-parallel model library and runs each of its
+# modes as a 2-process job.
+# Usage: own_communicator.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build="$1"; source="$2"
+work="$build/e2e/own-communicator"
+rm -rf "$work" && mkdir -p "$work"
+"$build/bin/trainc" compile "$source/models/mlp.onnx" --batch 8 \
+  --data-parallel -o "$work/libmlp.so"
+mpicc -std=c99 -Wall -Werror -I "$source/include" \
+  "$source/test/e2e/own_communicator.c" -o "$work/own_communicator" \
+  -L "$work" -lmlp -Wl,-rpath,"$work"
+mpirun=(mpirun -np 2 --oversubscribe)
+[ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
+for mode in split world funneled; do
+  "${mpirun[@]}" "$work/own_communicator" "$mode"
+done
