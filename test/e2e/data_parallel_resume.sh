@@ -11,19 +11,7 @@ trainc="$1"; source="$2"; work="$3"
 rm -rf "$work" && mkdir -p "$work/data"
 # A small IDX data set (8192 training and 256 test images of noise with
 # random labels).
-/usr/bin/python3 - "$work/data" <<'PY'
-import struct
-import sys
-import numpy as np
-rng = np.random.default_rng(3)
-for prefix, count in (("train", 8192), ("t10k", 256)):
-    images = rng.integers(0, 256, (count, 28, 28), dtype=np.uint8)
-    labels = rng.integers(0, 10, count, dtype=np.uint8)
-    with open(f"{sys.argv[1]}/{prefix}-images-idx3-ubyte", "wb") as f:
-        f.write(struct.pack(">IIII", 2051, count, 28, 28) + images.tobytes())
-    with open(f"{sys.argv[1]}/{prefix}-labels-idx1-ubyte", "wb") as f:
-        f.write(struct.pack(">II", 2049, count) + labels.tobytes())
-PY
+/usr/bin/python3 "$source/test/lit/driver/Inputs/make_idx.py" "$work/data" 8192 256 3
 "$trainc" compile "$source/models/mlp.onnx" --batch 16 --optimizer adam \
   --lr 0.001 --data-parallel --bucket-mib 0.25 -o "$work/libmlp.so"
 mpirun=(mpirun -np 2 --oversubscribe)

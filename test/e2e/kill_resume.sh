@@ -11,19 +11,7 @@ trainc="$1"; source="$2"; work="$3"; kills="${4:-25}"
 rm -rf "$work" && mkdir -p "$work/data"
 # A small IDX data set (1024 training and 128 test images of noise with
 # random labels), so that an epoch takes milliseconds.
-/usr/bin/python3 - "$work/data" <<'PY'
-import struct
-import sys
-import numpy as np
-rng = np.random.default_rng(7)
-for prefix, count in (("train", 1024), ("t10k", 128)):
-    images = rng.integers(0, 256, (count, 28, 28), dtype=np.uint8)
-    labels = rng.integers(0, 10, count, dtype=np.uint8)
-    with open(f"{sys.argv[1]}/{prefix}-images-idx3-ubyte", "wb") as f:
-        f.write(struct.pack(">IIII", 2051, count, 28, 28) + images.tobytes())
-    with open(f"{sys.argv[1]}/{prefix}-labels-idx1-ubyte", "wb") as f:
-        f.write(struct.pack(">II", 2049, count) + labels.tobytes())
-PY
+/usr/bin/python3 "$source/test/lit/driver/Inputs/make_idx.py" "$work/data" 1024 128 7
 "$trainc" compile "$source/models/mlp.onnx" --batch 32 --optimizer adam \
   --lr 0.001 -o "$work/libmlp.so"
 epochs=40
