@@ -380,6 +380,11 @@ int runCompileCommand(const CompileCommandOptions &options) {
       return 1;
     }
   }
+  if (options.bucketMiB != 4.0 && !options.training.dataParallel) {
+    spdlog::error("--bucket-mib sets the all-reduce buckets of "
+                  "--data-parallel, which is not given");
+    return 1;
+  }
   if (options.tune && options.cpu != "native") {
     spdlog::error("--tune times kernels on this machine: it needs "
                   "--cpu=native, got '{}'",

@@ -21,7 +21,10 @@
 // wait. The launches are list-scheduled by those priorities within the
 // buffers' order constraints (LaunchGraph.h), so every launch still reads
 // what it read before. The staging buffer lives in the arena from start to
-// wait, which is the time the collective owns it.
+// wait, which is the time the collective owns it. A bucket of one gradient
+// that nothing else reads (a large weight's) is reduced in place: the
+// gradient is the staging buffer and the mean is written over it, with no
+// copy and no buffer of its own.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kernel/Transforms/LaunchGraph.h"
@@ -48,6 +51,27 @@ struct Bucket {
   SmallVector<LaunchOp> allReduces;
   int64_t bytes = 0;
 };
+
+/// Whether nothing but `allReduce` touches its gradient's buffer from the
+/// all-reduce on (its producers come before): the bucket may then reduce
+/// it in place. Not for a function argument's buffer.
+bool onlyReadByItsAllReduce(LaunchOp allReduce) {
+  Value root = viewRoot(allReduce.getInputs().front());
+  if (!root.getDefiningOp<AllocOp>())
+    return false;
+  SmallVector<Value> values = {root};
+  for (size_t i = 0; i < values.size(); ++i)
+    for (Operation *user : values[i].getUsers()) {
+      if (auto view = dyn_cast<ViewOp>(user)) {
+        values.push_back(view.getResult());
+        continue;
+      }
+      if (user != allReduce.getOperation() &&
+          (!isa<LaunchOp>(user) || !user->isBeforeInBlock(allReduce)))
+        return false;
+    }
+  return true;
+}
 
 struct BucketAllReducesPass
     : trainc::kernel::impl::BucketAllReducesPassBase<BucketAllReducesPass> {
@@ -136,8 +160,21 @@ struct BucketAllReducesPass
       Location loc = bucket.allReduces.back().getLoc();
       Type element =
           cast<MemRefType>(gradients.front().getType()).getElementType();
-      Value staging = AllocOp::create(
-          b, loc, MemRefType::get({elements}, element), IntegerAttr());
+      Value staging;
+      if (bucket.allReduces.size() == 1 &&
+          onlyReadByItsAllReduce(bucket.allReduces.front())) {
+        // Reduced where it is: the gradient is its own staging buffer and
+        // the mean is written over it (no copies, no buffer of its own).
+        LaunchOp allReduce = bucket.allReduces.front();
+        staging = gradients.front();
+        averaged.front().replaceUsesWithIf(staging, [&](OpOperand &use) {
+          return use.getOwner() != allReduce;
+        });
+        averaged.front() = staging;
+      } else {
+        staging = AllocOp::create(b, loc, MemRefType::get({elements}, element),
+                                  IntegerAttr());
+      }
       DictionaryAttr options = b.getDictionaryAttr(
           {b.getNamedAttr("bucket", b.getI64IntegerAttr(index)),
            b.getNamedAttr("reduction", b.getStringAttr("mean"))});
@@ -234,8 +271,14 @@ struct BucketAllReducesPass
       return function.emitError("--trainc-bucket-all-reduces: a gradient "
                                 "depends on another's average in its bucket");
     for (Bucket &bucket : buckets)
-      for (LaunchOp allReduce : bucket.allReduces)
+      for (LaunchOp allReduce : bucket.allReduces) {
+        Value output = allReduce.getOutputs().front();
         allReduce.erase();
+        // The output of an all-reduce reduced in place is not used.
+        if (auto alloc = output.getDefiningOp<AllocOp>();
+            alloc && alloc->use_empty())
+          alloc.erase();
+      }
     applyLaunchOrder(function, scheduled);
     return success();
   }

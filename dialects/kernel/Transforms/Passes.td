@@ -149,6 +149,10 @@ def BucketAllReducesPass : Pass<"trainc-bucket-all-reduces", "mlir::ModuleOp"> {
       and the launches that read the means (the optimizer's updates) run
       right after it.
 
+    A bucket of one gradient that nothing else reads after its all-reduce
+    (a large weight's gradient) is reduced in place: `start(g) -> (g)`,
+    `wait(g) -> (g)`, the updates reading `g`; no staging buffer, no copy.
+
     Both carry `bucket` (its index) and `reduction`. The launches are
     list-scheduled by these priorities within the order constraints of
     their buffers (a launch moves past another unless both touch a buffer

@@ -11,6 +11,8 @@
 //   comm.all_reduce_wait(staging) -> (a1, ..., ak)
 //       waits for that all-reduce and writes each gradient's mean (the
 //       sum divided by the number of processes).
+// A bucket of one gradient may be reduced in place (start(g) -> (g),
+// wait(g) -> (g)): nothing is copied.
 //
 // One communication thread per process makes every MPI call after
 // initialization: Open MPI progresses a collective only inside MPI calls,
@@ -281,7 +283,9 @@ struct StartKernel final : BucketKernel {
     float *staging = static_cast<float *>(outputs[0]);
     size_t offset = 0;
     for (size_t i = 0; i < elements.size(); ++i) {
-      std::memcpy(staging + offset, inputs[i], elements[i] * sizeof(float));
+      // A gradient reduced in place is its own staging buffer.
+      if (inputs[i] != staging + offset)
+        std::memcpy(staging + offset, inputs[i], elements[i] * sizeof(float));
       offset += elements[i];
     }
     auto job = std::make_shared<Job>();

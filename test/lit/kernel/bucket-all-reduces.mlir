@@ -4,6 +4,7 @@
 // that read them (in the order they had).
 // RUN: trainc-opt %s --split-input-file --trainc-bucket-all-reduces=bucket-bytes=512 -verify-diagnostics | FileCheck %s
 // RUN: trainc-opt %s --split-input-file --trainc-bucket-all-reduces=bucket-bytes=100000 -verify-diagnostics | FileCheck %s --check-prefix=ONE
+// RUN: trainc-opt %s --split-input-file --trainc-bucket-all-reduces=bucket-bytes=64 -verify-diagnostics | FileCheck %s --check-prefix=INPLACE
 
 // Four gradients of 256 bytes, computed g1 to g4 (g2 through a view); their
 // all-reduces are listed the other way round. Buckets of 512 bytes:
@@ -36,6 +37,19 @@
 // ONE-NOT: kernel.launch
 // ONE: kernel.launch "comm.all_reduce_wait"
 // ONE-NOT: comm.
+// Buckets of one gradient each: a gradient nothing else reads is reduced
+// in place (its own staging buffer, the mean written over it, its update
+// reading it), through a view too.
+// INPLACE-LABEL: func.func @train_step
+// INPLACE: kernel.launch "graph.relu"({{.*}}) -> (%[[G1:[a-z0-9]+]])
+// INPLACE-NEXT: kernel.launch "comm.all_reduce_start"(%[[G1]]) -> (%[[G1]]) {{.*}}bucket = 0
+// INPLACE: kernel.launch "graph.reduce_sum"
+// INPLACE-NEXT: %[[G2:[a-z0-9]+]] = kernel.view
+// INPLACE-NEXT: kernel.launch "comm.all_reduce_start"(%[[G2]]) -> (%[[G2]]) {{.*}}bucket = 1
+// INPLACE: kernel.launch "comm.all_reduce_wait"(%[[G1]]) -> (%[[G1]])
+// INPLACE-NEXT: kernel.launch "graph.sgd_update"(%{{.*}}, %[[G1]],
+// INPLACE: kernel.launch "graph.neg"({{.*}}) -> (%[[G3:[a-z0-9]+]])
+// INPLACE-NEXT: kernel.launch "comm.all_reduce_start"(%[[G3]]) -> (%[[G3]]) {{.*}}bucket = 2
 func.func @train_step(%x: memref<64xf32>, %w1: memref<64xf32>, %w2: memref<64xf32>,
                       %w3: memref<64xf32>, %w4: memref<64xf32>,
                       %lr: memref<f32>, %step: memref<i64>) {
@@ -73,5 +87,23 @@ func.func @mixed(%g: memref<4xf32>, %h: memref<4xf32>) {
   %b = kernel.alloc : memref<4xf32>
   // expected-error @+1 {{an all-reduce launch must have one input, one output and the backend of the others}}
   kernel.launch "graph.all_reduce"(%h) -> (%b) {backend = "nccl", options = {}} : (memref<4xf32>) -> memref<4xf32>
+  return
+}
+
+// -----
+
+// A gradient read again after its all-reduce keeps a staging buffer.
+// ONE-LABEL: func.func @reread
+// INPLACE-LABEL: func.func @reread
+// INPLACE: kernel.launch "graph.exp"({{.*}}) -> (%[[G:[a-z0-9]+]])
+// INPLACE-NEXT: %[[S:[a-z0-9]+]] = kernel.alloc : memref<4xf32>
+// INPLACE-NEXT: kernel.launch "comm.all_reduce_start"(%[[G]]) -> (%[[S]])
+func.func @reread(%x: memref<4xf32>, %w: memref<4xf32>, %lr: memref<f32>, %step: memref<i64>, %out: memref<4xf32>) {
+  %g = kernel.alloc : memref<4xf32>
+  kernel.launch "graph.exp"(%x) -> (%g) {backend = "generated", options = {}} : (memref<4xf32>) -> memref<4xf32>
+  %a = kernel.alloc : memref<4xf32>
+  kernel.launch "graph.all_reduce"(%g) -> (%a) {backend = "mpi", options = {reduction = "mean"}} : (memref<4xf32>) -> memref<4xf32>
+  kernel.launch "runtime.copy"(%g) -> (%out) {backend = "generated", options = {}} : (memref<4xf32>) -> memref<4xf32>
+  kernel.launch "graph.sgd_update"(%w, %a, %lr, %step) -> (%w) {backend = "generated", options = {}} : (memref<4xf32>, memref<4xf32>, memref<f32>, memref<i64>) -> memref<4xf32>
   return
 }
