@@ -35,6 +35,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 namespace trainc::cli {
@@ -740,7 +741,16 @@ int runTrainCommand(const TrainCommandOptions &options) {
                       argument["shape"][0].get<int64_t>());
         return 1;
       }
-  trainc_session_options sessionOptions{options.threads,
+  // Several processes of a job on one machine share its cores: "all
+  // cores" is each one's share.
+  int threads = options.threads;
+  if (threads == 0)
+    if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
+      int processes = std::max(1, std::atoi(local));
+      unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+      threads = std::max(1, static_cast<int>(cores) / processes);
+    }
+  trainc_session_options sessionOptions{threads,
                                         static_cast<uint64_t>(options.seed),
                                         nullptr};
   trainc_session *session = nullptr;
