@@ -52,9 +52,11 @@ struct Bucket {
   int64_t bytes = 0;
 };
 
-/// Whether nothing but `allReduce` touches its gradient's buffer from the
-/// all-reduce on (its producers come before): the bucket may then reduce
-/// it in place. Not for a function argument's buffer.
+/// Whether `allReduce` is the only launch that reads its gradient's buffer
+/// without writing it, and nothing touches the buffer after it (the
+/// launches that compute it come before): the bucket may then reduce it in
+/// place, the collective writing the buffer while the step goes on. Not
+/// for a function argument's buffer.
 bool onlyReadByItsAllReduce(LaunchOp allReduce) {
   Value root = viewRoot(allReduce.getInputs().front());
   if (!root.getDefiningOp<AllocOp>())
@@ -66,8 +68,12 @@ bool onlyReadByItsAllReduce(LaunchOp allReduce) {
         values.push_back(view.getResult());
         continue;
       }
-      if (user != allReduce.getOperation() &&
-          (!isa<LaunchOp>(user) || !user->isBeforeInBlock(allReduce)))
+      if (user == allReduce.getOperation())
+        continue;
+      auto launch = dyn_cast<LaunchOp>(user);
+      if (!launch || !launch->isBeforeInBlock(allReduce) ||
+          llvm::none_of(launch.getOutputs(),
+                        [&](Value output) { return viewRoot(output) == root; }))
         return false;
     }
   return true;

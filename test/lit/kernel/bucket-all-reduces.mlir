@@ -107,3 +107,24 @@ func.func @reread(%x: memref<4xf32>, %w: memref<4xf32>, %lr: memref<f32>, %step:
   kernel.launch "graph.sgd_update"(%w, %a, %lr, %step) -> (%w) {backend = "generated", options = {}} : (memref<4xf32>, memref<4xf32>, memref<f32>, memref<i64>) -> memref<4xf32>
   return
 }
+
+// -----
+
+// So does one read by another launch before it (in place, the collective
+// would write the buffer while that launch may still read it): the start
+// packs it and may then run first.
+// ONE-LABEL: func.func @read_before
+// INPLACE-LABEL: func.func @read_before
+// INPLACE: kernel.launch "graph.exp"({{.*}}) -> (%[[G:[a-z0-9]+]])
+// INPLACE-NEXT: %[[S:[a-z0-9]+]] = kernel.alloc : memref<4xf32>
+// INPLACE-NEXT: kernel.launch "comm.all_reduce_start"(%[[G]]) -> (%[[S]])
+// INPLACE-NEXT: kernel.launch "runtime.copy"(%[[G]])
+func.func @read_before(%x: memref<4xf32>, %w: memref<4xf32>, %lr: memref<f32>, %step: memref<i64>, %out: memref<4xf32>) {
+  %g = kernel.alloc : memref<4xf32>
+  kernel.launch "graph.exp"(%x) -> (%g) {backend = "generated", options = {}} : (memref<4xf32>) -> memref<4xf32>
+  kernel.launch "runtime.copy"(%g) -> (%out) {backend = "generated", options = {}} : (memref<4xf32>) -> memref<4xf32>
+  %a = kernel.alloc : memref<4xf32>
+  kernel.launch "graph.all_reduce"(%g) -> (%a) {backend = "mpi", options = {reduction = "mean"}} : (memref<4xf32>) -> memref<4xf32>
+  kernel.launch "graph.sgd_update"(%w, %a, %lr, %step) -> (%w) {backend = "generated", options = {}} : (memref<4xf32>, memref<4xf32>, memref<f32>, memref<i64>) -> memref<4xf32>
+  return
+}
