@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/trainc/Commands.h"
+#include "tools/trainc/DataParallelJob.h"
 #include "tools/trainc/Datasets.h"
 #include "tools/trainc/ModelLibrary.h"
 
@@ -35,7 +36,6 @@
 #include <random>
 #include <set>
 #include <sstream>
-#include <thread>
 #include <unistd.h>
 
 namespace trainc::cli {
@@ -115,40 +115,6 @@ namespace {
 
 int reportApiError(const ModelApi &api, const std::string &what) {
   spdlog::error("{}: {}", what, api.lastError());
-  return 1;
-}
-
-/// The data-parallel job this process trains in (one process unless the
-/// library was built with --data-parallel and runs under a launcher).
-struct World {
-  int32_t rank = 0, size = 1;
-  const ModelApi *api = nullptr;
-  trainc_session *session = nullptr;
-
-  bool root() const { return rank == 0; }
-  /// Sums `values` over the job (every process calls it alike).
-  bool sum(std::vector<double> &values) const {
-    if (size == 1)
-      return true;
-    if (api->allReduceSum(session, values.data(),
-                          static_cast<int32_t>(values.size())) != TRAINC_OK) {
-      spdlog::error("rank {}: {}", rank, api->lastError());
-      return false;
-    }
-    return true;
-  }
-};
-
-/// The job's size as its launcher announced it (Open MPI's mpirun, PMI),
-/// before any library is loaded: the batch a model is compiled for when
-/// --feed gives the job's batch. 1 outside a launcher.
-int64_t launcherWorldSize() {
-  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
-    if (const char *value = std::getenv(name)) {
-      long long size = std::atoll(value);
-      if (size > 0)
-        return size;
-    }
   return 1;
 }
 
@@ -517,34 +483,6 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
   return 0;
 }
 
-/// In a job of several processes, a fixed batch file holds the job's
-/// batch: this process keeps every size-th row from its rank. False, with
-/// an error, where the rows are not size times the library's batch.
-bool takeShard(HostArray &array, const Argument &argument, const World &world,
-               const std::string &what) {
-  if (world.size == 1)
-    return true;
-  int64_t batch = argument.shape.empty() ? 0 : argument.shape.front();
-  int64_t rows = array.shape.empty() ? 0 : array.shape.front();
-  if (batch == 0 || rows != batch * world.size) {
-    spdlog::error("{}: {} rows; a data-parallel job of {} processes on a "
-                  "library of batch {} takes the job's batch of {} rows "
-                  "(each process trains on one row in {})",
-                  what, rows, world.size, batch, batch * world.size,
-                  world.size);
-    return false;
-  }
-  size_t rowBytes = array.bytes.size() / rows;
-  std::string mine(rowBytes * batch, '\0');
-  for (int64_t row = 0; row < batch; ++row)
-    std::memcpy(&mine[row * rowBytes],
-                &array.bytes[(row * world.size + world.rank) * rowBytes],
-                rowBytes);
-  array.bytes.assign(mine.begin(), mine.end());
-  array.shape.front() = batch;
-  return true;
-}
-
 int trainOnFixedBatch(const ModelApi &api, trainc_session *session,
                       const nlohmann::json &manifest,
                       const TrainCommandOptions &options, const World &world) {
@@ -743,14 +681,7 @@ int runTrainCommand(const TrainCommandOptions &options) {
       }
   // Several processes of a job on one machine share its cores: "all
   // cores" is each one's share.
-  int threads = options.threads;
-  if (threads == 0)
-    if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
-      int processes = std::max(1, std::atoi(local));
-      unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-      threads = std::max(1, static_cast<int>(cores) / processes);
-    }
-  trainc_session_options sessionOptions{threads,
+  trainc_session_options sessionOptions{threadsPerProcess(options.threads),
                                         static_cast<uint64_t>(options.seed),
                                         nullptr};
   trainc_session *session = nullptr;
