@@ -25,10 +25,7 @@ struct GraphInlinerInterface : public DialectInlinerInterface {
 } // namespace
 
 void GraphDialect::initialize() {
-  addOperations<
-#define GET_OP_LIST
-#include "dialects/graph/GraphOps.cpp.inc"
-      >();
+  registerGraphDialectOperations(this); // defined in GraphOpsShard0.cpp
   addInterfaces<GraphInlinerInterface>();
 }
 
@@ -40,9 +37,6 @@ Operation *GraphDialect::materializeConstant(OpBuilder &builder,
     return nullptr;
   return ConstantOp::create(builder, loc, elements);
 }
-
-#define GET_OP_CLASSES
-#include "dialects/graph/GraphOps.cpp.inc"
 
 std::optional<CastClass> trainc::graph::getCastClass(Operation *op) {
   if (op->hasTrait<OpTrait::CastLow>())
