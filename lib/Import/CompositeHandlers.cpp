@@ -7,6 +7,13 @@
 //   HardSigmoid  clip(x * alpha + beta, 0, 1)
 //   HardSwish    x * clip(x / 6 + 1/2, 0, 1)
 //   Sum, Mean    a chain of broadcasting adds (Mean: then / n)
+//   Max, Min     reduce_max over the float inputs, each broadcast to the
+//                result and stacked on a new axis (Min: -max(-x)): NaN
+//                wins and ties share the gradient evenly, as in PyTorch's
+//                maximum and minimum; integers: a chain of selects
+//   CumSum       log2(n) steps of y[i] += y[i - 2^k] (Hillis-Steele: a
+//                concat of a slice and a sum of slices), in reverse through
+//                reversed slices, exclusive after a one-step shift
 //   Split        slices
 //   Tile         reshape, expand, reshape per repeated axis
 //   Trilu        where(mask, x, 0), the mask a constant
@@ -115,17 +122,164 @@ LogicalResult importSum(NodeImporter &n, bool mean) {
   return success();
 }
 
-/// graph.slice of `input` from `start` to `end` along `axis`.
-FailureOr<Value> sliceAxis(NodeImporter &n, Value input, int64_t axis,
-                           int64_t start, int64_t end) {
-  ArrayRef<int64_t> shape = cast<RankedTensorType>(input.getType()).getShape();
-  SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
-      steps(shape.size(), 1);
-  starts[axis] = start;
-  ends[axis] = end;
-  return n.create<graph::SliceOp>({input}, {n.arrayAttr("starts", starts),
-                                            n.arrayAttr("ends", ends),
-                                            n.arrayAttr("steps", steps)});
+/// Max or Min of every input, broadcasting (numpy's maximum: NaN wins).
+LogicalResult importExtremum(NodeImporter &n, bool min) {
+  if (n.node().input_size() == 0)
+    return n.error("needs at least one input");
+  SmallVector<Value> inputs;
+  SmallVector<int64_t> shape;
+  for (int i = 0; i < n.node().input_size(); ++i) {
+    auto next = n.input(i);
+    if (failed(next))
+      return failure();
+    ArrayRef<int64_t> nextShape =
+        cast<RankedTensorType>(next->getType()).getShape();
+    auto broadcast = i == 0 ? SmallVector<int64_t>(nextShape)
+                            : graph::broadcastShapes(shape, nextShape);
+    if (!broadcast)
+      return n.error("input " + std::to_string(i) +
+                     " does not broadcast with the ones before it");
+    shape = *broadcast;
+    inputs.push_back(*next);
+  }
+  if (inputs.size() == 1) {
+    n.setOutput(0, inputs.front());
+    return success();
+  }
+  Type element =
+      cast<RankedTensorType>(inputs.front().getType()).getElementType();
+  if (!isa<FloatType>(element)) {
+    // Integers (no NaN, no gradient): exact selects, one input at a time.
+    Value result = inputs.front();
+    for (Value next : ArrayRef<Value>(inputs).drop_front()) {
+      auto wins = min ? n.create<graph::LessOp>({next, result})
+                      : n.create<graph::GreaterOp>({next, result});
+      if (failed(wins))
+        return failure();
+      auto selected = n.create<graph::WhereOp>({*wins, next, result});
+      if (failed(selected))
+        return failure();
+      result = *selected;
+    }
+    n.setOutput(0, result);
+    return success();
+  }
+  // Each input as [1, shape...]; Min negated (max(-x) = -min(x), NaN kept).
+  SmallVector<int64_t> stacked(shape);
+  stacked.insert(stacked.begin(), 1);
+  SmallVector<Value> rows;
+  for (Value input : inputs) {
+    Value row = input;
+    if (cast<RankedTensorType>(row.getType()).getShape() !=
+        ArrayRef<int64_t>(shape)) {
+      auto expanded =
+          n.create<graph::ExpandOp>({row}, {n.arrayAttr("shape", shape)});
+      if (failed(expanded))
+        return failure();
+      row = *expanded;
+    }
+    if (min) {
+      auto negated = n.create<graph::NegOp>({row});
+      if (failed(negated))
+        return failure();
+      row = *negated;
+    }
+    auto reshaped =
+        n.create<graph::ReshapeOp>({row}, {n.arrayAttr("shape", stacked)});
+    if (failed(reshaped))
+      return failure();
+    rows.push_back(*reshaped);
+  }
+  auto all = n.create<graph::ConcatOp>(rows, {n.i64Attr("axis", 0)});
+  if (failed(all))
+    return failure();
+  auto result = n.create<graph::ReduceMaxOp>(
+      {*all}, {n.arrayAttr("axes", {0}), n.boolAttr("keepdims", false)});
+  if (failed(result))
+    return failure();
+  if (min)
+    result = n.create<graph::NegOp>({*result});
+  if (failed(result))
+    return failure();
+  n.setOutput(0, *result);
+  return success();
+}
+
+/// Inclusive prefix sums of `x` along `axis`: after step k, y[i] holds the
+/// sum of x[i - 2^k + 1 .. i]; the first 2^k entries are final.
+FailureOr<Value> prefixSums(NodeImporter &n, Value x, int64_t axis) {
+  int64_t length = cast<RankedTensorType>(x.getType()).getDimSize(axis);
+  for (int64_t offset = 1; offset < length; offset *= 2) {
+    auto head = sliceAxis(n, x, axis, 0, offset);
+    auto tail = sliceAxis(n, x, axis, offset, length);
+    auto earlier = sliceAxis(n, x, axis, 0, length - offset);
+    if (failed(head) || failed(tail) || failed(earlier))
+      return failure();
+    auto sum = n.create<graph::AddOp>({*tail, *earlier});
+    if (failed(sum))
+      return failure();
+    auto next =
+        n.create<graph::ConcatOp>({*head, *sum}, {n.i64Attr("axis", axis)});
+    if (failed(next))
+      return failure();
+    x = *next;
+  }
+  return x;
+}
+
+/// `x` reversed along `axis`.
+FailureOr<Value> reverseAxis(NodeImporter &n, Value x, int64_t axis) {
+  int64_t length = cast<RankedTensorType>(x.getType()).getDimSize(axis);
+  return sliceAxis(n, x, axis, length - 1, -1, -1);
+}
+
+LogicalResult importCumSum(NodeImporter &n) {
+  auto type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  auto axes = n.knownInts(1, "CumSum axis");
+  if (failed(axes))
+    return failure();
+  if (axes->size() != 1)
+    return n.error("axis must be a scalar");
+  auto axis = n.normalizeAxis(axes->front(), type->getRank());
+  if (failed(axis))
+    return failure();
+  int64_t length = type->getDimSize(*axis);
+  Value x = *n.input(0);
+  if (length == 0) {
+    n.setOutput(0, x);
+    return success();
+  }
+  bool reverse = n.getBool("reverse", false);
+  FailureOr<Value> result = x;
+  if (reverse)
+    result = reverseAxis(n, x, *axis);
+  if (succeeded(result) && n.getBool("exclusive", false)) {
+    // y[0] = 0, y[i] = x[i - 1]: a zero block, then x without its last.
+    SmallVector<int64_t> blockShape(type->getShape());
+    blockShape[*axis] = 1;
+    auto blockType = RankedTensorType::get(blockShape, type->getElementType());
+    Attribute zero =
+        isa<FloatType>(type->getElementType())
+            ? Attribute(FloatAttr::get(type->getElementType(), 0))
+            : Attribute(IntegerAttr::get(type->getElementType(), 0));
+    auto block = n.create<graph::ConstantOp>(
+        {}, {n.namedAttr("value", DenseElementsAttr::get(blockType, zero))});
+    auto kept = sliceAxis(n, *result, *axis, 0, length - 1);
+    if (failed(block) || failed(kept))
+      return failure();
+    result =
+        n.create<graph::ConcatOp>({*block, *kept}, {n.i64Attr("axis", *axis)});
+  }
+  if (succeeded(result))
+    result = prefixSums(n, *result, *axis);
+  if (succeeded(result) && reverse)
+    result = reverseAxis(n, *result, *axis);
+  if (failed(result))
+    return failure();
+  n.setOutput(0, *result);
+  return success();
 }
 
 LogicalResult importSplit(NodeImporter &n) {
@@ -488,6 +642,9 @@ void registerCompositeHandlers(HandlerTable &table) {
   table["HardSwish"] = importHardSwish;
   table["Sum"] = [](NodeImporter &n) { return importSum(n, false); };
   table["Mean"] = [](NodeImporter &n) { return importSum(n, true); };
+  table["Max"] = [](NodeImporter &n) { return importExtremum(n, false); };
+  table["Min"] = [](NodeImporter &n) { return importExtremum(n, true); };
+  table["CumSum"] = importCumSum;
   table["Split"] = importSplit;
   table["Tile"] = importTile;
   table["Trilu"] = importTrilu;

@@ -335,4 +335,17 @@ SmallVector<bool> NodeImporter::batchDependence(llvm::StringRef key,
   return dependent;
 }
 
+FailureOr<Value> sliceAxis(NodeImporter &n, Value input, int64_t axis,
+                           int64_t start, int64_t end, int64_t step) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(input.getType()).getShape();
+  SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
+      steps(shape.size(), 1);
+  starts[axis] = start;
+  ends[axis] = end;
+  steps[axis] = step;
+  return n.create<graph::SliceOp>({input}, {n.arrayAttr("starts", starts),
+                                            n.arrayAttr("ends", ends),
+                                            n.arrayAttr("steps", steps)});
+}
+
 } // namespace trainc::import

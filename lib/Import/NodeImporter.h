@@ -149,6 +149,12 @@ private:
   bool typed(const onnx::AttributeProto *attr, int expected) const;
 };
 
+/// graph.slice of `input` along `axis` from `start` to `end` by `step`
+/// (normalized as graph.slice takes them); every other dimension whole.
+mlir::FailureOr<mlir::Value> sliceAxis(NodeImporter &n, mlir::Value input,
+                                       int64_t axis, int64_t start, int64_t end,
+                                       int64_t step = 1);
+
 using NodeHandler = mlir::LogicalResult (*)(NodeImporter &);
 using HandlerTable = llvm::StringMap<NodeHandler>;
 

@@ -29,6 +29,33 @@ struct Case {
 
 // clang-format off
 const Case kCases[] = {
+    {"test_max_example", "elementwise"},
+    {"test_min_example", "elementwise"},
+    {"test_max_float16", "elementwise"},
+    {"test_min_float16", "elementwise"},
+    {"test_max_float32", "elementwise"},
+    {"test_min_float32", "elementwise"},
+    {"test_max_float64", "elementwise"},
+    {"test_min_float64", "elementwise"},
+    {"test_max_int16", "elementwise"},
+    {"test_min_int16", "elementwise"},
+    {"test_max_int32", "elementwise"},
+    {"test_min_int32", "elementwise"},
+    {"test_max_int64", "elementwise"},
+    {"test_min_int64", "elementwise"},
+    {"test_max_int8", "elementwise"},
+    {"test_min_int8", "elementwise"},
+    {"test_max_one_input", "elementwise"},
+    {"test_min_one_input", "elementwise"},
+    {"test_max_two_inputs", "elementwise"},
+    {"test_min_two_inputs", "elementwise"},
+                                    {"test_cumsum_1d", "reduction"},
+    {"test_cumsum_1d_exclusive", "reduction"},
+    {"test_cumsum_1d_reverse", "reduction"},
+    {"test_cumsum_1d_reverse_exclusive", "reduction"},
+    {"test_cumsum_2d_axis_0", "reduction"},
+    {"test_cumsum_2d_axis_1", "reduction"},
+    {"test_cumsum_2d_negative_axis", "reduction"},
     {"test_abs", "elementwise"},
     {"test_add", "elementwise"},
     {"test_add_bcast", "elementwise"},
@@ -463,6 +490,14 @@ const std::map<std::string, std::string> kExcluded = {
     {"test_split_zero_size_splits", kZeroSize},
     {"test_tril_zero", kZeroSize},
     {"test_triu_zero", kZeroSize},
+    {"test_max_uint8", kUnsigned},
+    {"test_max_uint16", kUnsigned},
+    {"test_max_uint32", kUnsigned},
+    {"test_max_uint64", kUnsigned},
+    {"test_min_uint8", kUnsigned},
+    {"test_min_uint16", kUnsigned},
+    {"test_min_uint32", kUnsigned},
+    {"test_min_uint64", kUnsigned},
     {"test_add_uint8", kUnsigned},
     {"test_sub_uint8", kUnsigned},
     {"test_mul_uint8", kUnsigned},
@@ -521,7 +556,7 @@ const std::set<std::string> kSupportedOps = {
     "GatherElements",
     "Constant", "ConstantOfShape", "Shape", "MatMul", "Gemm", "Conv",
     "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
-    "LayerNormalization", "InstanceNormalization", "Dropout", "Einsum", "Mod", "ScatterND"};
+    "LayerNormalization", "InstanceNormalization", "Dropout", "Einsum", "Mod", "ScatterND", "Max", "Min", "CumSum"};
 // clang-format on
 
 /// Runs every case of `family`, printing one line per case. At least

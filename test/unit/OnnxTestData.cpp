@@ -61,7 +61,8 @@ const std::map<std::string, std::set<int>> &constantSlots() {
       {"ConstantOfShape", {0}}, {"Pad", {1, 2, 3}},
       {"Split", {1}},           {"Tile", {1}},
       {"Trilu", {1}},           {"Range", {0, 1, 2}},
-      {"Mod", {0, 1}},          {"ScatterND", {0, 1, 2}}};
+      {"Mod", {0, 1}},          {"ScatterND", {0, 1, 2}},
+      {"CumSum", {1}}};
   return slots;
 }
 
