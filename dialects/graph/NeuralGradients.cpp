@@ -96,6 +96,22 @@ LogicalResult ConvOp::buildGradients(OpBuilder &builder, ValueRange grads,
   return success();
 }
 
+/// z = conv_backward_input(d, w) is linear in d and in w: its adjoint in d
+/// is the convolution itself, and <g, z> = <conv(g, w), d> makes w's
+/// gradient the weight gradient of conv(g, w) against output gradient d.
+LogicalResult ConvBackwardInputOp::buildGradients(OpBuilder &builder,
+                                                  ValueRange grads,
+                                                  SmallVectorImpl<Value> &out) {
+  Value g = grads[0];
+  out.push_back(ConvOp::create(builder, getLoc(), g, getWeight(), Value(),
+                               getStrides(), getPads(), getDilations(),
+                               getGroup()));
+  out.push_back(ConvBackwardWeightOp::create(
+      builder, getLoc(), getGradOutput(), g, typeOf(getWeight()).getShape(),
+      getStrides(), getPads(), getDilations(), getGroup()));
+  return success();
+}
+
 LogicalResult MaxPoolOp::buildGradients(OpBuilder &builder, ValueRange grads,
                                         SmallVectorImpl<Value> &out) {
   out.push_back(MaxPoolBackwardOp::create(

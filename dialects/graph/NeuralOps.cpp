@@ -154,18 +154,13 @@ static LogicalResult requireImage(std::optional<Location> location,
   return success();
 }
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
-                                       std::optional<Location> location,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &types) {
-  auto input = tensorType(adaptor.getInput());
-  auto weight = tensorType(adaptor.getWeight());
-  if (failed(requireImage(location, input)) ||
-      failed(requireSameElementType(location,
-                                    {adaptor.getInput(), adaptor.getWeight(),
-                                     adaptor.getBias()})))
+LogicalResult trainc::graph::inferConvType(
+    std::optional<Location> location, RankedTensorType input,
+    RankedTensorType weight, RankedTensorType bias, ArrayRef<int64_t> strides,
+    ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations, int64_t group,
+    SmallVectorImpl<Type> &types) {
+  if (failed(requireImage(location, input)))
     return failure();
-  int64_t group = adaptor.getGroupAttr() ? adaptor.getGroupAttr().getInt() : 1;
   if (weight.getRank() != input.getRank())
     return inferenceError(location, "conv weight " +
                                         formatShape(weight.getShape()) +
@@ -185,18 +180,31 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                               formatShape(weight.getShape()) + " with group " +
                               str(group) + " expects " +
                               str(weight.getDimSize(1) * group));
-  if (Value bias = adaptor.getBias()) {
-    auto biasType = tensorType(bias);
-    if (biasType.getRank() != 1 ||
-        !compatible(biasType.getDimSize(0), outChannels))
-      return inferenceError(location, "conv bias " +
-                                          formatShape(biasType.getShape()) +
-                                          " must be [" + str(outChannels) + "]");
-  }
+  if (bias &&
+      (bias.getRank() != 1 || !compatible(bias.getDimSize(0), outChannels)))
+    return inferenceError(location, "conv bias " +
+                                        formatShape(bias.getShape()) +
+                                        " must be [" + str(outChannels) + "]");
   SmallVector<int64_t> kernel(weight.getShape().drop_front(2));
-  return inferWindowed(location, input, outChannels, kernel,
+  return inferWindowed(location, input, outChannels, kernel, strides, pads,
+                       dilations, /*ceilMode=*/false, types);
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  if (failed(requireSameElementType(
+          location,
+          {adaptor.getInput(), adaptor.getWeight(), adaptor.getBias()})))
+    return failure();
+  RankedTensorType bias =
+      adaptor.getBias() ? tensorType(adaptor.getBias()) : RankedTensorType();
+  int64_t group = adaptor.getGroupAttr() ? adaptor.getGroupAttr().getInt() : 1;
+  return inferConvType(location, tensorType(adaptor.getInput()),
+                       tensorType(adaptor.getWeight()), bias,
                        adaptor.getStrides(), adaptor.getPads(),
-                       adaptor.getDilations(), /*ceilMode=*/false, types);
+                       adaptor.getDilations(), group, types);
 }
 
 LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,

@@ -36,6 +36,17 @@ std::optional<int64_t> windowOutputSize(int64_t input, int64_t kernel,
                                         int64_t padEnd, int64_t dilation,
                                         bool ceilMode);
 
+/// The type of graph.conv's result for `input`, `weight`, `bias` (null if
+/// none) and the window, or an error at `location`.
+/// graph.conv_backward_input's grad_output must have this type for the
+/// input shape it produces (NeuralOps.cpp).
+llvm::LogicalResult
+inferConvType(std::optional<mlir::Location> location,
+              mlir::RankedTensorType input, mlir::RankedTensorType weight,
+              mlir::RankedTensorType bias, llvm::ArrayRef<int64_t> strides,
+              llvm::ArrayRef<int64_t> pads, llvm::ArrayRef<int64_t> dilations,
+              int64_t group, llvm::SmallVectorImpl<mlir::Type> &types);
+
 /// "4x8x?" for messages.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

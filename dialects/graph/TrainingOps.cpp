@@ -28,8 +28,33 @@ static LogicalResult shapedLike(std::optional<Location> location,
 LogicalResult ConvBackwardInputOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
-  return shapedLike(location, adaptor.getInputShape(), adaptor.getGradOutput(),
-                    tensorType(adaptor.getGradOutput()).getRank(), types);
+  auto gradOutput = tensorType(adaptor.getGradOutput());
+  auto weight = tensorType(adaptor.getWeight());
+  if (gradOutput.getElementType() != weight.getElementType())
+    return inferenceError(location,
+                          "grad_output and weight element types differ");
+  if (failed(shapedLike(location, adaptor.getInputShape(),
+                        adaptor.getGradOutput(), gradOutput.getRank(), types)))
+    return failure();
+  // The convolution of the input shape must give grad_output's shape (the
+  // kernels index grad_output by it; ONNX ConvTranspose comes through here).
+  SmallVector<Type> forward;
+  if (failed(inferConvType(
+          location, cast<RankedTensorType>(types.back()), weight,
+          RankedTensorType(), adaptor.getStrides(), adaptor.getPads(),
+          adaptor.getDilations(),
+          adaptor.getGroupAttr() ? adaptor.getGroupAttr().getInt() : 1,
+          forward)))
+    return failure();
+  auto expected = cast<RankedTensorType>(forward.front());
+  for (auto [a, b] : llvm::zip(expected.getShape(), gradOutput.getShape()))
+    if (a != b && !isDynamic(a) && !isDynamic(b))
+      return inferenceError(
+          location, "grad_output " + formatShape(gradOutput.getShape()) +
+                        " is not the convolution's output " +
+                        formatShape(expected.getShape()) + " for input shape " +
+                        formatShape(adaptor.getInputShape()));
+  return success();
 }
 
 LogicalResult ConvBackwardWeightOp::inferReturnTypes(

@@ -19,12 +19,16 @@ class Graph_BackwardOp<string mnemonic, list<Trait> traits = []>
     : Graph_FunctionalOp<mnemonic, !listconcat(traits,
                                                [Pure, Graph_NonDifferentiable])>;
 
-def Graph_ConvBackwardInputOp : Graph_BackwardOp<"conv_backward_input", [Graph_CustomCost, Graph_CastLow]> {
+def Graph_ConvBackwardInputOp : Graph_FunctionalOp<"conv_backward_input", [Graph_CustomCost, Graph_CastLow, Pure, Graph_Differentiable]> {
   let summary = "Gradient of graph.conv with respect to its input";
   let description = [{
     The transposed convolution of `grad_output` with `weight`, producing a
     tensor of `input_shape` (the forward input's shape; needed because
-    strided convolutions lose rows).
+    strided convolutions lose rows): the convolution of `input_shape` with
+    the same window must give grad_output's shape. It is also ONNX's
+    ConvTranspose (weight [C_in, C_out / group, K...]), so unlike the other
+    backward kernels it is differentiable: its gradients are a graph.conv
+    (for grad_output) and a graph.conv_backward_weight (for weight).
   }];
   let arguments = (ins Graph_FloatTensor:$grad_output,
                        Graph_FloatTensor:$weight,

@@ -1,7 +1,9 @@
 //===- NeuralHandlers.cpp - ONNX matmul, conv, pooling, normalization -----===//
+#include "lib/Import/ImportState.h"
 #include "lib/Import/NodeImporter.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "dialects/graph/ShapeInference.h"
 
 using namespace mlir;
 
@@ -122,6 +124,134 @@ LogicalResult importConv(NodeImporter &n) {
                                    n.i64Attr("group", n.getInt("group", 1))}));
 }
 
+/// ConvTranspose: graph.conv_backward_input of x with the weight (the
+/// gradient of a convolution from the output's shape to the input's), plus
+/// the bias per channel. The output's spatial sizes follow ONNX:
+/// stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - pads,
+/// or `output_shape` (pads then derived, SAME_UPPER putting the odd one at
+/// the end as auto_pad does; an output longer than that ends in zeros, as
+/// ONNX's test data and ONNX Runtime have it).
+LogicalResult importConvTranspose(NodeImporter &n) {
+  auto operands = presentInputs(n, 3);
+  if (failed(operands))
+    return failure();
+  if (operands->size() < 2)
+    return n.error("ConvTranspose needs at least two inputs");
+  auto input = cast<RankedTensorType>((*operands)[0].getType());
+  auto weight = cast<RankedTensorType>((*operands)[1].getType());
+  int64_t spatial = input.getRank() - 2;
+  if (spatial < 1 || weight.getRank() != input.getRank())
+    return n.error("expected an [N, C, spatial...] input and a weight of the "
+                   "same rank");
+  int64_t group = n.getInt("group", 1);
+  if (group <= 0 || group > weight.getDimSize(0) ||
+      weight.getDimSize(0) % group != 0)
+    return n.error("group " + std::to_string(group) +
+                   " does not divide the weight's " +
+                   std::to_string(weight.getDimSize(0)) + " input channels");
+  if (input.getDimSize(1) != weight.getDimSize(0))
+    return n.error("the input has " + std::to_string(input.getDimSize(1)) +
+                   " channels; the weight " +
+                   graph::formatShape(weight.getShape()) + " expects " +
+                   std::to_string(weight.getDimSize(0)));
+  SmallVector<int64_t> kernel = n.getInts("kernel_shape");
+  if (kernel.empty())
+    kernel.assign(weight.getShape().begin() + 2, weight.getShape().end());
+  if (ArrayRef<int64_t>(kernel) != weight.getShape().drop_front(2))
+    return n.error("kernel_shape does not match the weight " +
+                   graph::formatShape(weight.getShape()));
+  // auto_pad is applied below, from the output's size.
+  std::string autoPad = n.getString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return n.error("unknown auto_pad '" + autoPad + "'");
+  SmallVector<int64_t> strides = n.getInts("strides"),
+                       dilations = n.getInts("dilations"),
+                       pads = n.getInts("pads"),
+                       outputPadding = n.getInts("output_padding"),
+                       outputShape = n.getInts("output_shape");
+  if (strides.empty())
+    strides.assign(spatial, 1);
+  if (dilations.empty())
+    dilations.assign(spatial, 1);
+  if (pads.empty() || autoPad != "NOTSET")
+    pads.assign(2 * spatial, 0);
+  if (outputPadding.empty())
+    outputPadding.assign(spatial, 0);
+  if (outputShape.size() == static_cast<size_t>(spatial + 2))
+    outputShape.erase(outputShape.begin(), outputShape.begin() + 2);
+  if (static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(dilations.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial ||
+      static_cast<int64_t>(outputPadding.size()) != spatial ||
+      (!outputShape.empty() &&
+       static_cast<int64_t>(outputShape.size()) != spatial))
+    return n.error("strides, dilations, pads, output_padding or output_shape "
+                   "do not match " +
+                   std::to_string(spatial) + " spatial dimensions");
+  SmallVector<int64_t> shape = {input.getDimSize(0),
+                                weight.getDimSize(1) * group};
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t stride = strides[i], dilation = dilations[i];
+    if (stride <= 0 || stride > (int64_t(1) << 20) || dilation <= 0 ||
+        dilation > (int64_t(1) << 20))
+      return n.error("stride " + std::to_string(stride) + " and dilation " +
+                     std::to_string(dilation) + " of axis " +
+                     std::to_string(i) + " must be in [1, 2^20]");
+    // ONNX also allows output_padding up to the dilation; rows past the
+    // stride would need an explicit zero pad (not supported).
+    if (outputPadding[i] < 0 || outputPadding[i] >= stride)
+      return n.error("output_padding " + std::to_string(outputPadding[i]) +
+                     " of axis " + std::to_string(i) +
+                     " must be at least 0 and smaller than the stride " +
+                     std::to_string(stride));
+    // Every term is below 2^20 * 2^40: no overflow in 64 bits.
+    int64_t full = stride * (input.getDimSize(i + 2) - 1) + outputPadding[i] +
+                   (kernel[i] - 1) * dilation + 1;
+    if (!outputShape.empty() || autoPad == "SAME_UPPER" ||
+        autoPad == "SAME_LOWER") {
+      int64_t size = outputShape.empty() ? input.getDimSize(i + 2) * stride
+                                         : outputShape[i];
+      // An output longer than the kernels reach (by less than a stride)
+      // ends in zeros, as an output_padding would.
+      int64_t total = full - size;
+      if (size <= 0 || total <= -stride)
+        return n.error("output size " + std::to_string(size) + " of axis " +
+                       std::to_string(i) + " is not reachable (" +
+                       std::to_string(full) + " and up to " +
+                       std::to_string(stride - 1) + " more)");
+      if (total < 0) {
+        full = size;
+        total = 0;
+      }
+      bool upper = autoPad == "SAME_UPPER";
+      pads[i] = upper ? total / 2 : total - total / 2;
+      pads[i + spatial] = total - pads[i];
+    }
+    if (pads[i] < 0 || pads[i + spatial] < 0 ||
+        full - pads[i] - pads[i + spatial] <= 0)
+      return n.error("pads of axis " + std::to_string(i) + " leave no output");
+    shape.push_back(full - pads[i] - pads[i + spatial]);
+  }
+  if (std::string bad = checkShape(shape, 8); !bad.empty())
+    return n.error("the output would have " + bad);
+  auto result = n.create<graph::ConvBackwardInputOp>(
+      {(*operands)[0], (*operands)[1]},
+      {n.arrayAttr("input_shape", shape), n.arrayAttr("strides", strides),
+       n.arrayAttr("pads", pads), n.arrayAttr("dilations", dilations),
+       n.i64Attr("group", group)});
+  if (failed(result) || operands->size() < 3)
+    return finish(n, result);
+  // The bias, [C_out], as [C_out, 1...] against [N, C_out, spatial...].
+  SmallVector<int64_t> biasShape(spatial + 1, 1);
+  biasShape[0] = shape[1];
+  auto bias = n.create<graph::ReshapeOp>({(*operands)[2]},
+                                         {n.arrayAttr("shape", biasShape)});
+  if (failed(bias))
+    return failure();
+  return finish(n, n.create<graph::AddOp>({*result, *bias}));
+}
+
 LogicalResult importMaxPool(NodeImporter &n) {
   if (n.outputUsed(1))
     return n.error("the MaxPool indices output is not supported");
@@ -227,6 +357,7 @@ void registerNeuralHandlers(HandlerTable &table) {
   table["MatMul"] = importMatMul;
   table["Gemm"] = importGemm;
   table["Conv"] = importConv;
+  table["ConvTranspose"] = importConvTranspose;
   table["MaxPool"] = importMaxPool;
   table["AveragePool"] = importAveragePool;
   table["GlobalAveragePool"] = importGlobalAveragePool;

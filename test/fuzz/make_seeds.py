@@ -2,7 +2,7 @@
 
 OUT_DIR/<target>/ gets valid inputs of each kind (and a few near misses),
 in each target's framing (test/fuzz/*.cpp): the small reference models
-and the hostile, Pad and Einsum models of test/lit/driver/Inputs for onnx_import, .npy and
+and the hostile, Pad, Einsum and ConvTranspose models of test/lit/driver/Inputs for onnx_import, .npy and
 .pb tensors of each dtype, an IDX image/label pair, and a checkpoint of
 checkpoint.cpp's model."""
 import io
@@ -30,11 +30,14 @@ for name in sorted(os.listdir(models)):
     path = os.path.join(models, name)
     if name.endswith(".onnx") and os.path.getsize(path) < 64 * 1024:
         write("onnx_import", name, b"\x01" + open(path, "rb").read())
-for script, prefix in (("hostile_models.py", "hostile_"), ("pad_models.py", "pad_"),
-                       ("einsum_models.py", "einsum_")):
+for script, prefix, *flags in (
+        ("hostile_models.py", "hostile_"), ("pad_models.py", "pad_"),
+        ("einsum_models.py", "einsum_"),
+        ("conv_transpose_torch_export.py", "conv_transpose_", "--invalid")):
     with tempfile.TemporaryDirectory() as generated:
         subprocess.run([sys.executable, os.path.join(
-            source, "test/lit/driver/Inputs", script), generated], check=True)
+            source, "test/lit/driver/Inputs", script), generated, *flags],
+            check=True)
         for name in sorted(os.listdir(generated)):
             write("onnx_import", prefix + name,
                   b"\x00" + open(os.path.join(generated, name), "rb").read())

@@ -313,34 +313,49 @@ std::vector<GradientCase> matmulCases() {
 std::vector<GradientCase> neuralCases() {
   return {
       {"conv: stride 2, asymmetric pads, dilation 2, groups 2, bias",
-       {param("x", "2x4x7x6xf64"), param("w", "6x2x3x2xf64"), param("b", "6xf64")},
-       "  %y = graph.conv %x, %w, %b {strides = array<i64: 2, 1>, pads = array<i64: "
+       {param("x", "2x4x7x6xf64"), param("w", "6x2x3x2xf64"),
+        param("b", "6xf64")},
+       "  %y = graph.conv %x, %w, %b {strides = array<i64: 2, 1>, pads = "
+       "array<i64: "
        "1, 0, 2, 1>, dilations = array<i64: 2, 2>, group = 2 : i64} : "
        "(tensor<2x4x7x6xf64>, tensor<6x2x3x2xf64>, tensor<6xf64>) -> "
        "tensor<2x6x3x5xf64>",
        {2, 6, 3, 5}},
       {"conv 1-d",
        {param("x", "2x3x9xf64"), param("w", "4x3x3xf64")},
-       "  %y = graph.conv %x, %w {strides = array<i64: 2>, pads = array<i64: 1, 1>, "
+       "  %y = graph.conv %x, %w {strides = array<i64: 2>, pads = array<i64: "
+       "1, 1>, "
        "dilations = array<i64: 1>, group = 1 : i64} : (tensor<2x3x9xf64>, "
        "tensor<4x3x3xf64>) -> tensor<2x4x5xf64>",
        {2, 4, 5}},
+      {"conv_backward_input (ONNX ConvTranspose): stride 2 with a row no "
+       "tap reaches, pads, dilation 2, groups 2",
+       {param("d", "2x6x3x4xf64"), param("w", "6x2x3x2xf64")},
+       "  %y = graph.conv_backward_input %d, %w {input_shape = array<i64: 2, "
+       "4, "
+       "6, 6>, strides = array<i64: 2, 1>, pads = array<i64: 1, 0, 1, 0>, "
+       "dilations = array<i64: 1, 2>, group = 2 : i64} : (tensor<2x6x3x4xf64>, "
+       "tensor<6x2x3x2xf64>) -> tensor<2x4x6x6xf64>",
+       {2, 4, 6, 6}},
       {"max_pool overlapping windows with padding",
        {param("x", "2x2x7x7xf64")},
        "  %y = graph.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = "
-       "array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, "
+       "array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = "
+       "array<i64: 1, "
        "1>} : (tensor<2x2x7x7xf64>) -> tensor<2x2x4x4xf64>",
        {2, 2, 4, 4}},
       {"max_pool ceil mode",
        {param("x", "1x2x6x6xf64")},
        "  %y = graph.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = "
-       "array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, "
+       "array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, dilations = "
+       "array<i64: 1, "
        "1>, ceil_mode = true} : (tensor<1x2x6x6xf64>) -> tensor<1x2x2x2xf64>",
        {1, 2, 2, 2}},
       {"avg_pool counting the padding",
        {param("x", "2x2x5x5xf64")},
        "  %y = graph.avg_pool %x {kernel_shape = array<i64: 3, 3>, strides = "
-       "array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = true} "
+       "array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = "
+       "true} "
        ": (tensor<2x2x5x5xf64>) -> tensor<2x2x3x3xf64>",
        {2, 2, 3, 3}},
       {"avg_pool not counting the padding, ceil mode",
@@ -351,13 +366,16 @@ std::vector<GradientCase> neuralCases() {
        {2, 2, 4, 4}},
       {"global_avg_pool",
        {param("x", "2x3x4x5xf64")},
-       "  %y = graph.global_avg_pool %x : (tensor<2x3x4x5xf64>) -> tensor<2x3x1x1xf64>",
+       "  %y = graph.global_avg_pool %x : (tensor<2x3x4x5xf64>) -> "
+       "tensor<2x3x1x1xf64>",
        {2, 3, 1, 1}},
       {"batch_norm_training",
        {param("x", "4x3x2x2xf64"), param("s", "3xf64"), param("b", "3xf64"),
         input("m", "3xf64"), input("v", "3xf64")},
-       "  %y, %nm, %nv = graph.batch_norm_training %x, %s, %b, %m, %v {epsilon = "
-       "1.0e-5 : f64, momentum = 0.9 : f64} : (tensor<4x3x2x2xf64>, tensor<3xf64>, "
+       "  %y, %nm, %nv = graph.batch_norm_training %x, %s, %b, %m, %v {epsilon "
+       "= "
+       "1.0e-5 : f64, momentum = 0.9 : f64} : (tensor<4x3x2x2xf64>, "
+       "tensor<3xf64>, "
        "tensor<3xf64>, tensor<3xf64>, tensor<3xf64>) -> (tensor<4x3x2x2xf64>, "
        "tensor<3xf64>, tensor<3xf64>)",
        {4, 3, 2, 2},
@@ -366,22 +384,28 @@ std::vector<GradientCase> neuralCases() {
       {"batch_norm_inference",
        {param("x", "4x3x2xf64"), param("s", "3xf64"), param("b", "3xf64"),
         input("m", "3xf64"), input("v", "3xf64")},
-       "  %y = graph.batch_norm_inference %x, %s, %b, %m, %v {epsilon = 1.0e-5 : "
-       "f64} : (tensor<4x3x2xf64>, tensor<3xf64>, tensor<3xf64>, tensor<3xf64>, "
+       "  %y = graph.batch_norm_inference %x, %s, %b, %m, %v {epsilon = 1.0e-5 "
+       ": "
+       "f64} : (tensor<4x3x2xf64>, tensor<3xf64>, tensor<3xf64>, "
+       "tensor<3xf64>, "
        "tensor<3xf64>) -> tensor<4x3x2xf64>",
        {4, 3, 2},
        0.1,
        1.5},
       {"layer_norm with bias over two dims",
        {param("x", T234), param("s", "3x4xf64"), param("b", "3x4xf64")},
-       "  %y = graph.layer_norm %x, %s, %b {axis = 1 : i64, epsilon = 1.0e-5 : f64} "
-       ": (tensor<" + T234 + ">, tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<" +
-           T234 + ">",
+       "  %y = graph.layer_norm %x, %s, %b {axis = 1 : i64, epsilon = 1.0e-5 : "
+       "f64} "
+       ": (tensor<" +
+           T234 + ">, tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<" + T234 +
+           ">",
        {2, 3, 4}},
       {"layer_norm without bias",
        {param("x", T234), param("s", "4xf64")},
-       "  %y = graph.layer_norm %x, %s {axis = 2 : i64, epsilon = 1.0e-5 : f64} : "
-       "(tensor<" + T234 + ">, tensor<4xf64>) -> tensor<" + T234 + ">",
+       "  %y = graph.layer_norm %x, %s {axis = 2 : i64, epsilon = 1.0e-5 : "
+       "f64} : "
+       "(tensor<" +
+           T234 + ">, tensor<4xf64>) -> tensor<" + T234 + ">",
        {2, 3, 4}},
   };
 }

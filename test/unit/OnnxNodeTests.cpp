@@ -29,6 +29,16 @@ struct Case {
 
 // clang-format off
 const Case kCases[] = {
+    {"test_convtranspose", "neural"},
+    {"test_convtranspose_1d", "neural"},
+    {"test_convtranspose_3d", "neural"},
+    {"test_convtranspose_autopad_same", "neural"},
+    {"test_convtranspose_dilations", "neural"},
+    {"test_convtranspose_kernel_shape", "neural"},
+    {"test_convtranspose_output_shape", "neural"},
+    {"test_convtranspose_pad", "neural"},
+    {"test_convtranspose_pads", "neural"},
+    {"test_convtranspose_with_kernel", "neural"},
     {"test_max_example", "elementwise"},
     {"test_min_example", "elementwise"},
     {"test_max_float16", "elementwise"},
@@ -556,7 +566,7 @@ const std::set<std::string> kSupportedOps = {
     "GatherElements",
     "Constant", "ConstantOfShape", "Shape", "MatMul", "Gemm", "Conv",
     "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
-    "LayerNormalization", "InstanceNormalization", "Dropout", "Einsum", "Mod", "ScatterND", "Max", "Min", "CumSum"};
+    "LayerNormalization", "InstanceNormalization", "Dropout", "Einsum", "Mod", "ScatterND", "Max", "Min", "CumSum", "ConvTranspose"};
 // clang-format on
 
 /// Runs every case of `family`, printing one line per case. At least

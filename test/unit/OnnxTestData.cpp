@@ -46,7 +46,7 @@ const std::map<std::string, int64_t> &sinceVersionAt13() {
       {"Not", 1},          {"ConstantOfShape", 9},
       {"And", 7},          {"GatherElements", 11},
       {"HardSigmoid", 6},  {"Range", 11},
-      {"Einsum", 12}};
+      {"Einsum", 12},      {"ConvTranspose", 11}};
   return versions;
 }
 

@@ -393,3 +393,23 @@ func.func @all_reduce_sum(%g: tensor<4xf32>) -> tensor<4xf32> {
   %0 = graph.all_reduce %g {reduction = "sum"} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// graph.conv_backward_input (ONNX ConvTranspose): the convolution of the
+// input shape must give grad_output's shape.
+func.func @conv_backward_input_mismatch(%d: tensor<1x8x4x4xf32>, %w: tensor<8x3x3x3xf32>) {
+  // expected-error @+2 {{grad_output 1x8x4x4 is not the convolution's output 1x8x3x3 for input shape 1x3x8x8}}
+  // expected-error @+1 {{'graph.conv_backward_input' op failed to infer returned types}}
+  %0 = graph.conv_backward_input %d, %w {input_shape = array<i64: 1, 3, 8, 8>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x8x4x4xf32>, tensor<8x3x3x3xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_backward_input_channels(%d: tensor<1x8x3x3xf32>, %w: tensor<8x3x3x3xf32>) {
+  // expected-error @+2 {{conv input has 4 channels but weight 8x3x3x3 with group 1 expects 3}}
+  // expected-error @+1 {{'graph.conv_backward_input' op failed to infer returned types}}
+  %0 = graph.conv_backward_input %d, %w {input_shape = array<i64: 1, 4, 8, 8>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x8x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
