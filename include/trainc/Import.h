@@ -21,6 +21,9 @@
 namespace mlir {
 class MLIRContext;
 } // namespace mlir
+namespace onnx {
+class ModelProto;
+} // namespace onnx
 
 namespace trainc {
 
@@ -33,6 +36,10 @@ struct ImportOptions {
   std::string freezePattern;
   /// Run the graph dialect's canonicalization after import.
   bool canonicalize = true;
+  /// Where tensors stored as external data are read from (never outside
+  /// it). importOnnxFile sets the model's directory; empty: a model with
+  /// external data is refused.
+  std::string externalDataDirectory;
 };
 
 /// The initial value of one initializer, as raw little-endian bytes.
@@ -52,6 +59,13 @@ struct ImportedModel {
   /// Non-fatal findings (e.g. a reshape that had to bake the batch size).
   std::vector<std::string> warnings;
 };
+
+/// Gives every tensor of `model` (initializers, Constant values) whose data
+/// is EXTERNAL its bytes as raw_data, read from files in `directory` and
+/// never outside it (lib/Import/ExternalData.cpp); an error if a tensor is
+/// external and `directory` is empty, or its file may not be read.
+llvm::Error loadExternalData(onnx::ModelProto &model,
+                             llvm::StringRef directory);
 
 /// Registers the dialects an imported module uses.
 void registerImportDialects(mlir::MLIRContext &context);

@@ -82,6 +82,8 @@ constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
 /// computed without overflow. An error message ("" when it is fine).
 std::string checkShape(llvm::ArrayRef<int64_t> dims, int64_t width,
                        int64_t minDim = 0);
+/// Bytes per element of the ONNX data types trainc reads; 0 otherwise.
+size_t elementBytes(int32_t onnxType);
 /// Decodes a tensor's raw bytes for the WeightStore.
 mlir::FailureOr<WeightTensor> decodeWeight(const onnx::TensorProto &tensor,
                                            std::string &error);

@@ -24,6 +24,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
 #include <fstream>
@@ -413,6 +414,9 @@ llvm::Expected<ImportedModel> importOnnxBytes(MLIRContext &context,
                            "parse: truncated, corrupted or not ONNX)");
   if (!model.has_graph() || model.ir_version() <= 0)
     return makeError(file, "not a valid ONNX model (no graph or IR version)");
+  if (llvm::Error error =
+          loadExternalData(model, options.externalDataDirectory))
+    return makeError(file, llvm::toString(std::move(error)));
 
   int64_t opset = 0, trainingOpset = 0;
   for (const auto &entry : model.opset_import()) {
@@ -590,15 +594,20 @@ llvm::Expected<ImportedModel> importOnnxFile(MLIRContext &context,
     return makeError(path, "not a regular file");
   constexpr uint64_t kMaxModelBytes = uint64_t(2) << 30;
   if (status.getSize() > kMaxModelBytes)
-    return makeError(path, "larger than 2 GiB (ONNX models with external "
-                           "data are not supported)");
+    return makeError(path, "larger than 2 GiB, protobuf's limit (save the "
+                           "large tensors as external data)");
   std::ifstream stream(path, std::ios::binary);
   if (!stream)
     return makeError(path, "cannot open the file");
   std::string contents(status.getSize(), '\0');
   if (!stream.read(contents.data(), contents.size()))
     return makeError(path, "cannot read the file");
-  return importOnnxBytes(context, contents, path, options);
+  ImportOptions fileOptions = options;
+  llvm::SmallString<256> directory(path);
+  llvm::sys::path::remove_filename(directory);
+  fileOptions.externalDataDirectory =
+      directory.empty() ? "." : directory.str().str();
+  return importOnnxBytes(context, contents, path, fileOptions);
 }
 
 } // namespace trainc

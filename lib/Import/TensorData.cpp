@@ -51,8 +51,7 @@ std::string onnxTypeName(int32_t onnxType) {
   return "type " + std::to_string(onnxType);
 }
 
-/// Bytes per element of the types decodeWeight handles; 0 otherwise.
-static size_t elementBytes(int32_t onnxType) {
+size_t elementBytes(int32_t onnxType) {
   switch (onnxType) {
   case TensorProto::DOUBLE:
   case TensorProto::INT64:
@@ -124,8 +123,10 @@ FailureOr<WeightTensor> decodeWeight(const TensorProto &tensor,
     return failure();
   }
   if (tensor.data_location() == TensorProto::EXTERNAL) {
+    // loadExternalData has read every external tensor of a model file.
     error = "initializer '" + tensor.name() +
-            "' keeps its data in an external file, which is not supported yet";
+            "' keeps its data in an external file, read only when the model "
+            "is read from a file";
     return failure();
   }
   weight.shape.assign(tensor.dims().begin(), tensor.dims().end());

@@ -763,6 +763,109 @@ class Tile:
         return xs[0].repeat(*s.attrs["repeats"])
 
 
+@op("extremum", 0.7)
+class Extremum:
+    """ONNX Max and Min of two operands (broadcasting): trainc stacks them
+    and reduces with reduce_max (Min through negations)."""
+    kind = "extremum"
+
+    @classmethod
+    def applicable(cls, v):
+        return not v.ties
+
+    @classmethod
+    def make(cls, g, i, v):
+        rng = g.rng
+        which = rng.choice(["max", "min"])
+        values = g.values()
+        partners = [j for j, w in enumerate(values)
+                    if j != i and w.shape == v.shape and not w.ties]
+        params = {}
+        if partners and rng.random() < 0.4:
+            inputs = [i, rng.choice(partners)]
+        else:
+            shape = broadcast_partner(rng, v.shape)
+            if prod(broadcast(v.shape, shape)) > MAX_ELEMENTS:
+                shape = v.shape
+            params["p"] = rng_array(rng, shape)
+            inputs = [i]
+        return Step(cls.kind, inputs, {"op": which,
+                                       "swap": rng.random() < 0.5}, params)
+
+    @classmethod
+    def operands(cls, s, names):
+        ops = list(names) + list(s.params)
+        return ops[::-1] if s.attrs["swap"] else ops
+
+    @classmethod
+    def emit(cls, s, names, out):
+        return [helper.make_node({"max": "Max", "min": "Min"}[s.attrs["op"]],
+                                 cls.operands(s, names), [out])], []
+
+    @classmethod
+    def result(cls, s, v, other=None):
+        o = other if other else Value("", s.params["p"].shape, True)
+        shape = broadcast(v.shape, o.shape)
+        positive = (v.positive or o.positive) if s.attrs["op"] == "max" else \
+            (v.positive and o.positive)
+        return Value("", shape, v.bounded and o.bounded, positive, True)
+
+    @classmethod
+    def twin(cls, s, xs, p):
+        a = list(xs) + [p[k] for k in s.params]
+        if s.attrs["swap"]:
+            a = a[::-1]
+        fn = torch.maximum if s.attrs["op"] == "max" else torch.minimum
+        return fn(a[0], a[1])
+
+
+@op("cumsum", 0.5)
+class CumSum:
+    """ONNX CumSum (exclusive, reverse): trainc imports it as log2(n)
+    steps of slices, adds and concats."""
+    kind = "cumsum"
+
+    @classmethod
+    def applicable(cls, v):
+        return len(v.shape) >= 1 and max(v.shape) >= 2
+
+    @classmethod
+    def make(cls, g, i, v):
+        rng = g.rng
+        r = len(v.shape)
+        axis = rng.choice([a for a in range(r) if v.shape[a] >= 2])
+        if rng.random() < 0.3:
+            axis -= r
+        return Step(cls.kind, [i], {"axis": axis,
+                                    "exclusive": int(rng.random() < 0.3),
+                                    "reverse": int(rng.random() < 0.3)})
+
+    @classmethod
+    def emit(cls, s, names, out):
+        axis = f"{out}_axis"
+        return ([helper.make_node("CumSum", [names[0], axis], [out],
+                                  exclusive=s.attrs["exclusive"],
+                                  reverse=s.attrs["reverse"])],
+                [const(axis, np.array(s.attrs["axis"], np.int64))])
+
+    @classmethod
+    def result(cls, s, v):
+        return Value("", v.shape, False,
+                     v.positive and not s.attrs["exclusive"], v.ties)
+
+    @classmethod
+    def twin(cls, s, xs, p):
+        x = xs[0]
+        a = norm_axis(s.attrs["axis"], x.dim())
+        if s.attrs["reverse"]:
+            x = x.flip(a)
+        y = torch.cumsum(x, a)
+        if s.attrs["exclusive"]:
+            y = torch.cat([torch.zeros_like(y.narrow(a, 0, 1)),
+                           y.narrow(a, 0, y.shape[a] - 1)], a)
+        return y.flip(a) if s.attrs["reverse"] else y
+
+
 @op("trilu", 0.5)
 class Trilu:
     """ONNX Trilu (upper or lower, k in [-2, 2]): where(mask, x, 0)."""
@@ -962,6 +1065,64 @@ class Conv:
         x = F.pad(xs[0], (a["pads"][1], a["pads"][3], a["pads"][0], a["pads"][2]))
         return F.conv2d(x, p["w"], p.get("b"), a["strides"], 0, a["dilations"],
                         a["group"])
+
+
+@op("conv_transpose", 0.7)
+class ConvTranspose:
+    """ONNX ConvTranspose (groups, strides, asymmetric pads, dilations,
+    output_padding, bias): trainc imports it as conv_backward_input."""
+    kind = "conv_transpose"
+
+    @classmethod
+    def applicable(cls, v):
+        return len(v.shape) == 4 and v.shape[1] <= 16 and prod(v.shape) <= 1024
+
+    @classmethod
+    def make(cls, g, i, v):
+        rng = g.rng
+        n, c, h, w = v.shape
+        group = rng.choice([d for d in (1, 2, c) if c % d == 0])
+        m = group * rng.choice([1, 2])
+        k = [rng.choice([1, 2, 3]), rng.choice([1, 2, 3])]
+        dil = [rng.choice([1, 1, 2]), rng.choice([1, 1, 2])]
+        stride = [rng.choice([1, 2]), rng.choice([1, 2, 3])]
+        extra = [rng.randrange(0, st) for st in stride]
+        out, pads = [], [0, 0, 0, 0]
+        for d, size in enumerate((h, w)):
+            full = stride[d] * (size - 1) + extra[d] + dil[d] * (k[d] - 1) + 1
+            pads[d] = rng.randrange(0, min(k[d], full - 1) + 1) // 2
+            pads[d + 2] = rng.randrange(0, min(k[d], full - pads[d] - 1) + 1) // 2
+            out.append(full - pads[d] - pads[d + 2])
+        if n * m * out[0] * out[1] > MAX_ELEMENTS:
+            return None
+        params = {"w": rng_array(rng, (c, m // group, *k), -0.5, 0.5)}
+        if rng.random() < 0.6:
+            params["b"] = rng_array(rng, (m,))
+        return Step(cls.kind, [i], {"group": group, "kernel": k, "dilations": dil,
+                                    "strides": stride, "pads": pads,
+                                    "output_padding": extra,
+                                    "result": [n, m, *out]}, params)
+
+    @classmethod
+    def emit(cls, s, names, out):
+        a = s.attrs
+        return [helper.make_node("ConvTranspose", [names[0]] + list(s.params), [out],
+                                 group=a["group"], kernel_shape=a["kernel"],
+                                 dilations=a["dilations"], strides=a["strides"],
+                                 pads=a["pads"],
+                                 output_padding=a["output_padding"])], []
+
+    @classmethod
+    def result(cls, s, v):
+        return Value("", tuple(s.attrs["result"]))
+
+    @classmethod
+    def twin(cls, s, xs, p):
+        a = s.attrs
+        y = F.conv_transpose2d(xs[0], p["w"], p.get("b"), a["strides"], 0,
+                               a["output_padding"], a["group"], a["dilations"])
+        top, left, bottom, right = a["pads"]
+        return y[:, :, top:y.shape[2] - bottom, left:y.shape[3] - right]
 
 
 @op("pool")

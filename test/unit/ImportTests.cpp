@@ -191,6 +191,25 @@ TEST_CASE("an initializer whose data does not fill its shape is an error",
   CHECK_THAT(message, Contains("initializer 'w'"));
 }
 
+TEST_CASE("external tensor data is refused from bytes (no directory to read)",
+          "[import][malformed]") {
+  ModelBuilder builder;
+  builder.input("x", {2, 4}).floatInitializer("w", {4, 3}).output("y");
+  onnx::TensorProto &w =
+      *builder.model().mutable_graph()->mutable_initializer(0);
+  w.clear_raw_data();
+  w.clear_float_data();
+  w.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto *location = w.add_external_data();
+  location->set_key("location");
+  location->set_value("/etc/passwd");
+  builder.node("MatMul", "mm", {"x", "w"}, {"y"});
+  std::string message = importError(builder.bytes());
+  CHECK_THAT(message, Contains("test.onnx: the model keeps tensors in external "
+                               "files, which are read only when the model is "
+                               "read from a file"));
+}
+
 TEST_CASE("a non-constant Reshape target is an error", "[import][malformed]") {
   ModelBuilder builder;
   builder.input("x", {2, 4}).input("s", {2}).output("y");

@@ -4,10 +4,14 @@
 // inference model (BatchNorm in inference mode with one output, Dropout as
 // Identity) and stripped of the initializers the session trains, which
 // trainc_export_onnx (lib/Runtime/OnnxExport.cpp) appends from the
-// session's current values. The result is embedded in the .so.
+// session's current values; the other tensors stored as external data are
+// read in. The result is embedded in the .so.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/trainc/Commands.h"
+#include "trainc/Import.h"
+
+#include "llvm/Support/Path.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -38,6 +42,15 @@ inferenceModelSkeleton(const std::string &onnxPath,
   for (int i = initializers->size() - 1; i >= 0; --i)
     if (trained.count(initializers->Get(i).name()))
       initializers->DeleteSubrange(i, 1);
+  // The exported model is self-contained: the untrained tensors stored
+  // as external data (constants, frozen weights) are read in.
+  llvm::SmallString<256> directory(onnxPath);
+  llvm::sys::path::remove_filename(directory);
+  if (llvm::Error failure =
+          loadExternalData(model, directory.empty() ? "." : directory.str())) {
+    error = "'" + onnxPath + "': " + llvm::toString(std::move(failure));
+    return std::nullopt;
+  }
   for (onnx::NodeProto &node : *graph.mutable_node()) {
     if (node.op_type() == "BatchNormalization") {
       keepFirstOutput(node);
