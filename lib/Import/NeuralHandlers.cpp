@@ -332,10 +332,61 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
   return success();
 }
 
+/// LayerNormalization's optional Mean and InvStdDev outputs (kept
+/// dimensions, in float32 for stash_type 1): reduce_mean(x) and
+/// 1 / sqrt(reduce_mean((x - mean)^2) + epsilon) over the normalized axes,
+/// composed of differentiable graph ops.
+LogicalResult layerNormStatistics(NodeImporter &n, Value x, int64_t axis,
+                                  double epsilon) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t stash = n.getInt("stash_type", 1);
+  if (stash != 1)
+    return n.error("stash_type " + std::to_string(stash) +
+                   " is not supported (1: float32)");
+  Type f32 = n.builder().getF32Type();
+  if (!type.getElementType().isF32() && !type.getElementType().isF64()) {
+    auto cast =
+        n.create<graph::CastOp>({x}, {n.namedAttr("to", TypeAttr::get(f32))});
+    if (failed(cast))
+      return failure();
+    x = *cast;
+  }
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  SmallVector<int64_t> axes;
+  for (int64_t d = axis; d < type.getRank(); ++d)
+    axes.push_back(d);
+  auto reduce = [&](Value v) {
+    return n.create<graph::ReduceMeanOp>(
+        {v}, {n.arrayAttr("axes", axes), n.boolAttr("keepdims", true)});
+  };
+  auto mean = reduce(x);
+  if (failed(mean))
+    return failure();
+  auto centered = n.create<graph::SubOp>({x, *mean});
+  auto squared = succeeded(centered)
+                     ? n.create<graph::MulOp>({*centered, *centered})
+                     : FailureOr<Value>(failure());
+  auto variance =
+      succeeded(squared) ? reduce(*squared) : FailureOr<Value>(failure());
+  auto eps = n.create<graph::ConstantOp>(
+      {}, {n.namedAttr("value", DenseElementsAttr::get(
+                                    RankedTensorType::get({}, element),
+                                    FloatAttr::get(element, epsilon)))});
+  if (failed(variance) || failed(eps))
+    return failure();
+  auto shifted = n.create<graph::AddOp>({*variance, *eps});
+  auto root = succeeded(shifted) ? n.create<graph::SqrtOp>({*shifted})
+                                 : FailureOr<Value>(failure());
+  auto inverse = succeeded(root) ? n.create<graph::ReciprocalOp>({*root})
+                                 : FailureOr<Value>(failure());
+  if (failed(inverse))
+    return failure();
+  n.setOutput(1, *mean);
+  n.setOutput(2, *inverse);
+  return success();
+}
+
 LogicalResult importLayerNormalization(NodeImporter &n) {
-  if (n.outputUsed(1) || n.outputUsed(2))
-    return n.error("the mean / inverse standard deviation outputs are not "
-                   "supported");
   auto operands = presentInputs(n, 3);
   if (failed(operands))
     return failure();
@@ -345,10 +396,13 @@ LogicalResult importLayerNormalization(NodeImporter &n) {
   auto axis = n.normalizeAxis(n.getInt("axis", -1), rank);
   if (failed(axis))
     return failure();
+  double epsilon = n.getFloat("epsilon", 1e-5);
+  if ((n.outputUsed(1) || n.outputUsed(2)) &&
+      failed(layerNormStatistics(n, (*operands)[0], *axis, epsilon)))
+    return failure();
   return finish(n, n.create<graph::LayerNormOp>(
                        *operands, {n.i64Attr("axis", *axis),
-                                   n.f64Attr("epsilon",
-                                             n.getFloat("epsilon", 1e-5))}));
+                                   n.f64Attr("epsilon", epsilon)}));
 }
 
 } // namespace
@@ -371,6 +425,7 @@ const HandlerTable &handlerTable() {
     registerElementwiseHandlers(t);
     registerShapeHandlers(t);
     registerPadHandler(t);
+    registerResizeHandler(t);
     registerCompositeHandlers(t);
     registerEinsumHandler(t);
     registerNeuralHandlers(t);

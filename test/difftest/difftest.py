@@ -267,10 +267,12 @@ def broadcast(a, b):
 class Binary:
     kind = "binary"
     ONNX = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div"}
+    # Whether an operand may hold ties (Max/Min: not, see Extremum).
+    TIES = True
 
     @classmethod
     def applicable(cls, v):
-        return True
+        return cls.TIES or not v.ties
 
     @classmethod
     def make(cls, g, i, v):
@@ -280,7 +282,8 @@ class Binary:
         # The other operand: an earlier value that broadcasts (the input,
         # the value itself: read several times), or a new parameter.
         partners = [j for j, w in enumerate(values)
-                    if j != i and w.shape == v.shape] + [i]
+                    if j != i and w.shape == v.shape
+                    and (cls.TIES or not w.ties)] + [i]
         if which == "div":
             partners = [j for j in partners if values[j].positive]
         params = {}
@@ -294,7 +297,7 @@ class Binary:
             low = 0.5 if which == "div" else -1.0
             params["p"] = rng_array(rng, shape, low, 1.0 if which != "div" else 1.5)
             inputs = [i]
-        swap = which in ("add", "mul") and rng.random() < 0.5
+        swap = which in ("add", "mul", "max", "min") and rng.random() < 0.5
         return Step(cls.kind, inputs, {"op": which, "swap": swap}, params)
 
     @classmethod
@@ -319,7 +322,8 @@ class Binary:
         if s.attrs["swap"]:
             a = a[::-1]
         return {"add": torch.add, "sub": torch.sub, "mul": torch.mul,
-                "div": torch.div}[s.attrs["op"]](a[0], a[1])
+                "div": torch.div, "max": torch.maximum,
+                "min": torch.minimum}[s.attrs["op"]](a[0], a[1])
 
 
 def rng_array(rng, shape, low=-1.0, high=1.0):
@@ -764,59 +768,21 @@ class Tile:
 
 
 @op("extremum", 0.7)
-class Extremum:
-    """ONNX Max and Min of two operands (broadcasting): trainc stacks them
-    and reduces with reduce_max (Min through negations)."""
+class Extremum(Binary):
+    """ONNX Max and Min of two operands (broadcasting), drawn like binary's:
+    trainc stacks them and reduces with reduce_max (Min through negations).
+    No operand may hold ties (see Value)."""
     kind = "extremum"
-
-    @classmethod
-    def applicable(cls, v):
-        return not v.ties
-
-    @classmethod
-    def make(cls, g, i, v):
-        rng = g.rng
-        which = rng.choice(["max", "min"])
-        values = g.values()
-        partners = [j for j, w in enumerate(values)
-                    if j != i and w.shape == v.shape and not w.ties]
-        params = {}
-        if partners and rng.random() < 0.4:
-            inputs = [i, rng.choice(partners)]
-        else:
-            shape = broadcast_partner(rng, v.shape)
-            if prod(broadcast(v.shape, shape)) > MAX_ELEMENTS:
-                shape = v.shape
-            params["p"] = rng_array(rng, shape)
-            inputs = [i]
-        return Step(cls.kind, inputs, {"op": which,
-                                       "swap": rng.random() < 0.5}, params)
-
-    @classmethod
-    def operands(cls, s, names):
-        ops = list(names) + list(s.params)
-        return ops[::-1] if s.attrs["swap"] else ops
-
-    @classmethod
-    def emit(cls, s, names, out):
-        return [helper.make_node({"max": "Max", "min": "Min"}[s.attrs["op"]],
-                                 cls.operands(s, names), [out])], []
+    ONNX = {"max": "Max", "min": "Min"}
+    TIES = False
 
     @classmethod
     def result(cls, s, v, other=None):
         o = other if other else Value("", s.params["p"].shape, True)
-        shape = broadcast(v.shape, o.shape)
         positive = (v.positive or o.positive) if s.attrs["op"] == "max" else \
             (v.positive and o.positive)
-        return Value("", shape, v.bounded and o.bounded, positive, True)
-
-    @classmethod
-    def twin(cls, s, xs, p):
-        a = list(xs) + [p[k] for k in s.params]
-        if s.attrs["swap"]:
-            a = a[::-1]
-        fn = torch.maximum if s.attrs["op"] == "max" else torch.minimum
-        return fn(a[0], a[1])
+        return Value("", broadcast(v.shape, o.shape), v.bounded and o.bounded,
+                     positive, True)
 
 
 @op("cumsum", 0.5)
@@ -1123,6 +1089,64 @@ class ConvTranspose:
                                a["output_padding"], a["group"], a["dilations"])
         top, left, bottom, right = a["pads"]
         return y[:, :, top:y.shape[2] - bottom, left:y.shape[3] - right]
+
+
+@op("resize", 0.6)
+class Resize:
+    """ONNX Resize as torch exports F.interpolate: nearest (asymmetric,
+    floor) by whole factors, bilinear and bicubic (half_pixel or
+    align_corners) to any size; trainc imports it as gathers and weights."""
+    kind = "resize"
+
+    @classmethod
+    def applicable(cls, v):
+        return len(v.shape) == 4 and prod(v.shape) <= 1024
+
+    @classmethod
+    def make(cls, g, i, v):
+        rng = g.rng
+        mode = rng.choice(["nearest", "linear", "cubic"])
+        size = []
+        for n in v.shape[2:]:
+            if mode == "nearest":
+                # Whole factors: torch's float scale then floors exactly.
+                factors = [n * k for k in (1, 2, 3)] + \
+                    [n // k for k in (2, 3) if n % k == 0]
+                size.append(rng.choice(factors))
+            else:
+                size.append(rng.randrange(1, 2 * n + 2))
+        if prod(v.shape[:2]) * prod(size) > MAX_ELEMENTS:
+            return None
+        corners = mode != "nearest" and rng.random() < 0.4
+        return Step(cls.kind, [i], {"mode": mode, "size": size,
+                                    "align_corners": corners,
+                                    "result": list(v.shape[:2]) + size})
+
+    @classmethod
+    def emit(cls, s, names, out):
+        a = s.attrs
+        sizes = f"{out}_sizes"
+        transform = ("asymmetric" if a["mode"] == "nearest" else
+                     "align_corners" if a["align_corners"] else "half_pixel")
+        node = helper.make_node("Resize", [names[0], "", "", sizes], [out],
+                                mode=a["mode"], nearest_mode="floor",
+                                coordinate_transformation_mode=transform,
+                                cubic_coeff_a=-0.75)
+        return [node], [const(sizes, np.array(a["result"], np.int64))]
+
+    @classmethod
+    def result(cls, s, v):
+        return Value("", tuple(s.attrs["result"]),
+                     v.bounded and s.attrs["mode"] != "cubic",
+                     v.positive and s.attrs["mode"] != "cubic", True)
+
+    @classmethod
+    def twin(cls, s, xs, p):
+        a = s.attrs
+        mode = {"nearest": "nearest", "linear": "bilinear", "cubic": "bicubic"}[a["mode"]]
+        corners = a["align_corners"] if mode != "nearest" else None
+        return F.interpolate(xs[0], size=tuple(a["size"]), mode=mode,
+                             align_corners=corners)
 
 
 @op("pool")

@@ -29,6 +29,46 @@ struct Case {
 
 // clang-format off
 const Case kCases[] = {
+    {"test_nllloss_NC_expanded", "reduction"},
+    {"test_nllloss_NCd1_expanded", "reduction"},
+    {"test_nllloss_NCd1_ii_expanded", "reduction"},
+    {"test_nllloss_NCd1_mean_weight_negative_ii_expanded", "reduction"},
+    {"test_nllloss_NCd1_weight_expanded", "reduction"},
+    {"test_nllloss_NCd1_weight_ii_expanded", "reduction"},
+    {"test_nllloss_NCd1d2_expanded", "reduction"},
+    {"test_nllloss_NCd1d2_no_weight_reduction_mean_ii_expanded", "reduction"},
+    {"test_nllloss_NCd1d2_reduction_mean_expanded", "reduction"},
+    {"test_nllloss_NCd1d2_reduction_sum_expanded", "reduction"},
+    {"test_nllloss_NCd1d2_with_weight_expanded", "reduction"},
+    {"test_nllloss_NCd1d2_with_weight_reduction_mean_expanded", "reduction"},
+    {"test_nllloss_NCd1d2_with_weight_reduction_sum_expanded", "reduction"},
+    {"test_nllloss_NCd1d2_with_weight_reduction_sum_ii_expanded", "reduction"},
+    {"test_nllloss_NCd1d2d3_none_no_weight_negative_ii_expanded", "reduction"},
+    {"test_nllloss_NCd1d2d3_sum_weight_high_ii_expanded", "reduction"},
+    {"test_nllloss_NCd1d2d3d4d5_mean_weight_expanded", "reduction"},
+    {"test_nllloss_NCd1d2d3d4d5_none_no_weight_expanded", "reduction"},
+    {"test_resize_downsample_scales_cubic", "data movement"},
+    {"test_resize_downsample_scales_cubic_A_n0p5_exclude_outside", "data movement"},
+    {"test_resize_downsample_scales_cubic_align_corners", "data movement"},
+    {"test_resize_downsample_scales_linear", "data movement"},
+    {"test_resize_downsample_scales_linear_align_corners", "data movement"},
+    {"test_resize_downsample_scales_nearest", "data movement"},
+    {"test_resize_downsample_sizes_cubic", "data movement"},
+    {"test_resize_downsample_sizes_linear_pytorch_half_pixel", "data movement"},
+    {"test_resize_downsample_sizes_nearest", "data movement"},
+    {"test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn", "data movement"},
+    {"test_resize_upsample_scales_cubic", "data movement"},
+    {"test_resize_upsample_scales_cubic_A_n0p5_exclude_outside", "data movement"},
+    {"test_resize_upsample_scales_cubic_align_corners", "data movement"},
+    {"test_resize_upsample_scales_cubic_asymmetric", "data movement"},
+    {"test_resize_upsample_scales_linear", "data movement"},
+    {"test_resize_upsample_scales_linear_align_corners", "data movement"},
+    {"test_resize_upsample_scales_nearest", "data movement"},
+    {"test_resize_upsample_sizes_cubic", "data movement"},
+    {"test_resize_upsample_sizes_nearest", "data movement"},
+    {"test_resize_upsample_sizes_nearest_ceil_half_pixel", "data movement"},
+    {"test_resize_upsample_sizes_nearest_floor_align_corners", "data movement"},
+    {"test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", "data movement"},
     {"test_convtranspose", "neural"},
     {"test_convtranspose_1d", "neural"},
     {"test_convtranspose_3d", "neural"},
@@ -508,6 +548,9 @@ const std::map<std::string, std::string> kExcluded = {
     {"test_min_uint16", kUnsigned},
     {"test_min_uint32", kUnsigned},
     {"test_min_uint64", kUnsigned},
+    {"test_resize_tf_crop_and_resize",
+     "Resize with coordinate_transformation_mode tf_crop_and_resize: not "
+     "supported yet"},
     {"test_add_uint8", kUnsigned},
     {"test_sub_uint8", kUnsigned},
     {"test_mul_uint8", kUnsigned},
@@ -566,7 +609,7 @@ const std::set<std::string> kSupportedOps = {
     "GatherElements",
     "Constant", "ConstantOfShape", "Shape", "MatMul", "Gemm", "Conv",
     "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
-    "LayerNormalization", "InstanceNormalization", "Dropout", "Einsum", "Mod", "ScatterND", "Max", "Min", "CumSum", "ConvTranspose"};
+    "LayerNormalization", "InstanceNormalization", "Dropout", "Einsum", "Mod", "ScatterND", "Max", "Min", "CumSum", "ConvTranspose", "Resize"};
 // clang-format on
 
 /// Runs every case of `family`, printing one line per case. At least
@@ -610,19 +653,19 @@ void runFamily(const std::string &family, size_t minimumPassed) {
 } // namespace
 
 TEST_CASE("ONNX node tests: elementwise", "[onnx]") {
-  runFamily("elementwise", 97);
+  runFamily("elementwise", 128);
 }
 
 TEST_CASE("ONNX node tests: reductions and softmax", "[onnx]") {
-  runFamily("reduction", 87);
+  runFamily("reduction", 112);
 }
 
 TEST_CASE("ONNX node tests: data movement", "[onnx]") {
-  runFamily("data movement", 76);
+  runFamily("data movement", 126);
 }
 
 TEST_CASE("ONNX node tests: neural network ops", "[onnx]") {
-  runFamily("neural", 72);
+  runFamily("neural", 83);
 }
 
 TEST_CASE("every ONNX node test of a supported op is listed", "[onnx]") {
