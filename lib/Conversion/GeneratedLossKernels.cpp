@@ -10,8 +10,9 @@
 // label's score x[n, label[n], d] is a gather, which no indexing map can
 // express: it is the sum over the class dimension of
 // select(loop.index == label, x, 0), C times the work of a gather, little
-// next to the softmax around it. Sums accumulate in f32 in the schedule's
-// order (the reference kernels in double). A reduced loss is one scalar,
+// next to the softmax around it. Row sums accumulate in f32 in the
+// schedule's order, the loss's sum over the batch in f64 (the reference
+// kernels in double throughout). A reduced loss is one scalar,
 // so its nest is never split across threads and the result does not
 // depend on the thread count.
 //
@@ -107,7 +108,10 @@ Operand lossDivisor(KernelBuilder &kb, const ElementSpace &es, Type element,
 
 /// Output 0 from the per-element loss `value` of `inputs` (operands of
 /// `es`): one loss per element for "none", else their sum, divided by
-/// `divisor` for "mean".
+/// `divisor` for "mean". The sum accumulates in f64 (a batch of per-pixel
+/// losses sums N*d values, and an f32 sum of that many in one order
+/// carries far more rounding than PyTorch's cascade sum), and is rounded
+/// to the loss's type once, after the division.
 void storeLoss(KernelBuilder &kb, const ElementSpace &es,
                ArrayRef<Operand> inputs, Reduction reduction,
                std::optional<Operand> divisor, ElementFn value) {
@@ -120,20 +124,36 @@ void storeLoss(KernelBuilder &kb, const ElementSpace &es,
         });
     return;
   }
-  Operand output{kb.output(0, {}), es.scalarId};
-  kb.fill(es.space, output, 0.0);
-  kb.nest(es.space, inputs, output, es.reduce,
+  Value output = kb.output(0, {});
+  Type element = cast<MemRefType>(output.getType()).getElementType();
+  Type f64 = kb.builder.getF64Type();
+  auto convert = [](OpBuilder &b, Location loc, Type to, Value v) -> Value {
+    if (v.getType() == to)
+      return v;
+    if (v.getType().getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+      return arith::ExtFOp::create(b, loc, to, v);
+    return arith::TruncFOp::create(b, loc, to, v);
+  };
+  Operand sum{kb.scratch({}, f64), es.scalarId};
+  kb.fill(es.space, sum, 0.0);
+  kb.nest(es.space, inputs, sum, es.reduce,
           [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value loss = value(b, loc, x.drop_back());
             return {arith::AddFOp::create(b, loc, x.back(),
-                                          value(b, loc, x.drop_back()))};
+                                          convert(b, loc, f64, loss))};
           });
-  if (reduction != Reduction::Mean)
-    return;
   Space scalar(ArrayRef<int64_t>{});
   unsigned id = scalar.add({});
-  kb.nest(scalar, Operand{divisor->buffer, id}, Operand{output.buffer, id}, {},
-          [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            return {arith::DivFOp::create(b, loc, x[1], x[0])};
+  SmallVector<Operand> totals = {{sum.buffer, id}};
+  if (reduction == Reduction::Mean)
+    totals.push_back({divisor->buffer, id});
+  kb.nest(scalar, totals, Operand{output, id}, {},
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value total = x[0];
+            if (x.size() > 2)
+              total = arith::DivFOp::create(b, loc, total,
+                                            convert(b, loc, f64, x[1]));
+            return {convert(b, loc, element, total)};
           });
 }
 

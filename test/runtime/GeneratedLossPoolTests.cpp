@@ -179,6 +179,21 @@ TEST_CASE("generated pointwise losses match the interpreter", "[generated]") {
   }
 }
 
+TEST_CASE("generated loss sums accumulate in f64", "[generated]") {
+  // 360,000 terms: an f32 running sum drifts by more than 1e-5 relative;
+  // the f64 sum, rounded once, is within the per-element rounding of the
+  // interpreter's double sum (the terms themselves are f32 operations).
+  HostTensor prediction = randomTensor(DType::F32, {600, 600}, -4.0, 4.0);
+  HostTensor target = randomTensor(DType::F32, {600, 600}, 0.0, 1.0);
+  for (const char *op : {"mse_loss", "l1_loss", "bce_with_logits_loss"})
+    for (const char *reduction : {"mean", "sum"})
+      checkGenerated({std::string("graph.") + op,
+                      {prediction, target},
+                      {{DType::F32, Shape()}},
+                      {string("reduction", reduction)}},
+                     2e-7);
+}
+
 // Max pooling and its gradient only move values: the generated kernels
 // must give the interpreter's bits (the gradients route dy + 0, as the
 // reference; the inputs here have no -0). Windows that tile the input

@@ -95,9 +95,10 @@ func.func @batch_norm(%x: memref<32x64x16x16xf32>, %c: memref<64xf32>, %y: memre
 // check (first invalid position, then its label, into the loop.check
 // status), softmax's row statistics, the label's score as a sum over the
 // classes of select(loop.index == label, ...), then the loss: a full
-// reduction into the scalar, on one thread.
+// reduction into an f64 scratch scalar, on one thread, rounded to the f32
+// loss.
 // CHECK-LABEL: func.func @cross_entropy
-// CHECK: kernel.launch "graph.softmax_cross_entropy"(%{{.*}}) -> (%{{.*}}) scratch({{.*}} : memref<i64>, memref<i64>, memref<8x20xf32>, memref<8x20xf32>, memref<8x20xf32>) {backend = "generated", callee = @generated_softmax_cross_entropy
+// CHECK: kernel.launch "graph.softmax_cross_entropy"(%{{.*}}) -> (%{{.*}}) scratch({{.*}} : memref<i64>, memref<i64>, memref<8x20xf32>, memref<8x20xf32>, memref<8x20xf32>, memref<f64>) {backend = "generated", callee = @generated_softmax_cross_entropy
 // CHECK: func.func private @generated_softmax_cross_entropy(%{{.*}}: memref<8x10x20xf32>, %{{.*}}: memref<8x20xi64>, %{{.*}}: memref<f32>, {{.*}}) attributes {loop.check = #loop.check<status = 4, message = "graph.softmax_cross_entropy: label {} is not a class index in [0, 10)">, loop.kernel}
 // CHECK: loop.nest ins(%{{.*}} : memref<8x20xi64>) outs(%{{.*}} : memref<i64>) domain = [8, 20]
 // CHECK: arith.cmpi uge
@@ -112,8 +113,11 @@ func.func @batch_norm(%x: memref<32x64x16x16xf32>, %c: memref<64xf32>, %y: memre
 // CHECK: %[[CLASS64:.*]] = arith.index_cast %[[CLASS]] : index to i64
 // CHECK: %[[HIT:.*]] = arith.cmpi eq, %[[CLASS64]], %{{.*}} : i64
 // CHECK: arith.select %[[HIT]]
-// CHECK: loop.nest ins({{.*}}) outs(%{{.*}} : memref<f32>) domain = [8, 20] schedule = <parallel = -1, {{.*}} iterators = ["reduction", "reduction"]
+// CHECK: loop.nest ins({{.*}}) outs(%[[SUM:.*]] : memref<f64>) domain = [8, 20] schedule = <parallel = -1, {{.*}} iterators = ["reduction", "reduction"]
 // CHECK: math.log
+// CHECK: arith.extf {{.*}} : f32 to f64
+// CHECK: loop.nest ins(%[[SUM]] : memref<f64>) outs(%{{.*}} : memref<f32>) domain = []
+// CHECK: arith.truncf {{.*}} : f64 to f32
 func.func @cross_entropy(%x: memref<8x10x4x5xf32>, %labels: memref<8x4x5xi64>, %loss: memref<f32>) {
   kernel.launch "graph.softmax_cross_entropy"(%x, %labels) -> (%loss) {backend = "generated", options = {ignore_index = -100 : i64, label_smoothing = 0.0 : f64, reduction = "sum"}} : (memref<8x10x4x5xf32>, memref<8x4x5xi64>) -> memref<f32>
   return
