@@ -8,6 +8,7 @@
 #include "ModelBuilder.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "lib/Import/NodeImporter.h"
 #include "trainc/Import.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,6 +17,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -306,4 +308,31 @@ TEST_CASE("an opset-18 model with ReduceMean axes as an input imports",
   CHECK_THAT(text, Contains("axes = array<i64: 1>"));
   // The integer initializers were consumed at import time, not passed in.
   CHECK(roleOf(*imported->module, "mean.axes") == "");
+}
+
+TEST_CASE("docs/ONNX.md names every op the importer supports",
+          "[import][docs]") {
+  std::ifstream stream(std::string(TRAINC_MODELS_DIR) + "/../docs/ONNX.md");
+  std::ostringstream contents;
+  contents << stream.rdbuf();
+  std::string text = contents.str();
+  // The section "Supported operators", up to the next heading of its level.
+  size_t begin = text.find("## Supported operators");
+  REQUIRE(begin != std::string::npos);
+  size_t end = text.find("\n## ", begin + 1);
+  std::string section = text.substr(begin, end - begin);
+  auto isWordChar = [](char c) { return std::isalnum(c) || c == '_'; };
+  for (const auto &entry : trainc::import::handlerTable()) {
+    std::string op = entry.getKey().str();
+    if (size_t domain = op.rfind("::"); domain != std::string::npos)
+      op = op.substr(domain + 2); // "ai.onnx.preview.training::Adam"
+    bool named = false;
+    for (size_t at = section.find(op); at != std::string::npos && !named;
+         at = section.find(op, at + 1))
+      named = (at == 0 || !isWordChar(section[at - 1])) &&
+              (at + op.size() == section.size() ||
+               !isWordChar(section[at + op.size()]));
+    INFO(op);
+    CHECK(named);
+  }
 }
