@@ -141,7 +141,6 @@ FailureOr<Value> resizeAxis(NodeImporter &n, Value x, int64_t axis, int64_t out,
   auto indexType = RankedTensorType::get({out}, b.getI64Type());
   SmallVector<int64_t> weightShape(type.getRank(), 1);
   weightShape[axis] = out;
-  auto weightType = RankedTensorType::get(weightShape, type.getElementType());
   Value result;
   for (size_t t = 0; t < taps.indices.size(); ++t) {
     auto indices = n.create<graph::ConstantOp>(
@@ -157,21 +156,16 @@ FailureOr<Value> resizeAxis(NodeImporter &n, Value x, int64_t axis, int64_t out,
     bool identity =
         llvm::all_of(taps.weights[t], [](double w) { return w == 1; });
     if (!identity) {
-      SmallVector<APFloat> values;
-      for (double w : taps.weights[t]) {
-        APFloat value(w);
-        bool lost;
-        value.convert(
-            cast<FloatType>(type.getElementType()).getFloatSemantics(),
-            APFloat::rmNearestTiesToEven, &lost);
-        values.push_back(value);
-      }
-      auto weights = n.create<graph::ConstantOp>(
+      KnownTensor weights{
+          type.getElementType(),
+          weightShape,
           {},
-          {n.namedAttr("value", DenseElementsAttr::get(weightType, values))});
-      if (failed(weights))
+          SmallVector<double>(taps.weights[t].begin(), taps.weights[t].end())};
+      auto weightValues = n.create<graph::ConstantOp>(
+          {}, {n.namedAttr("value", weights.toAttr())});
+      if (failed(weightValues))
         return failure();
-      auto weighted = n.create<graph::MulOp>({term, *weights});
+      auto weighted = n.create<graph::MulOp>({term, *weightValues});
       if (failed(weighted))
         return failure();
       term = *weighted;
