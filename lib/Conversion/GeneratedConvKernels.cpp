@@ -23,7 +23,9 @@
 // Windows sum dimensions, so the main nests run as scalar loops: this is
 // the fallback that is always there (every group, stride, dilation and
 // padding, 1 to 3 spatial dims), not the fast path (oneDNN and OpenBLAS
-// outrank it). Sums are f32, in the order of the domain.
+// outrank it). Sums are f32, in the order of the domain. Depthwise
+// convolutions are the exception: one vectorized nest per tap (below),
+// which dispatch prefers to the libraries.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/KernelBuilder.h"
@@ -162,6 +164,313 @@ void directConvolution(KernelBuilder &kb, const ConvGeometry &g, Value in,
           multiplyAdd);
 }
 
+//===----------------------------------------------------------------------===//
+// Depthwise convolutions: one input and one output channel per group
+// (MobileNet's and EfficientNet's 3x3 and 5x5 layers). They do a few
+// multiply-adds per element, so they are bound by memory, and the window
+// nests above run as scalar loops. Here each kernel tap is a nest of its
+// own whose maps are shifts (a position plus a constant), so every nest
+// is vectorized along the last spatial dim and split across threads:
+//
+//   forward      y[n,c,o]  = bias[c] + sum_t src_t[n,c,o] * w[c,t]
+//   input grad   dx[n,c,h] = sum_t dyd[n,c,h + t*d + M] * w[c,K-1-t]
+//   weight grad  dw[c,t]   = sum_{n,o} dy[n,c,o] * src_t[n,c,o]
+//
+// src_t[o] = xp[o*s + t*d]. With strides, xp is first split into phases
+// (phase r of a dim holds xp[j*s + r], in one scalar pass), so that src_t
+// reads phase (t*d mod s) from position o + (t*d div s): contiguous
+// again. The input gradient reads the stride-dilated gradient dyd, as the
+// general kernel does. Sums are f32, taps in row-major order.
+//===----------------------------------------------------------------------===//
+
+bool isDepthwise(const ConvGeometry &g) {
+  return g.groupChannels == 1 && g.groupOutputs == 1;
+}
+
+/// [N, C, spatial...] for a depthwise convolution's C = G channels.
+SmallVector<int64_t> channelsShape(const ConvGeometry &g,
+                                   ArrayRef<int64_t> spatial) {
+  SmallVector<int64_t> shape = {g.batch, g.group};
+  llvm::append_range(shape, spatial);
+  return shape;
+}
+SmallVector<int64_t> depthwiseWeightShape(const ConvGeometry &g) {
+  SmallVector<int64_t> shape = {g.group};
+  llvm::append_range(shape, g.kernel);
+  return shape;
+}
+
+/// Calls `fn` with every kernel tap, in row-major order.
+void forEachTap(ArrayRef<int64_t> kernel,
+                llvm::function_ref<void(ArrayRef<int64_t>)> fn) {
+  int64_t count = 1;
+  for (int64_t extent : kernel)
+    count *= extent;
+  SmallVector<int64_t> tap(kernel.size(), 0);
+  for (int64_t flat = 0; flat < count; ++flat) {
+    int64_t rest = flat;
+    for (int i = static_cast<int>(kernel.size()) - 1; i >= 0; --i) {
+      tap[i] = rest % kernel[i];
+      rest /= kernel[i];
+    }
+    fn(tap);
+  }
+}
+
+/// What the taps of a forward convolution or weight gradient read: the
+/// padded input [N, C, Dp...], or with strides its phases [N, C, s1, E1,
+/// s2, E2, ...] (E = O + (K-1)*d div s: every position a tap reads).
+struct DepthwiseSource {
+  Value buffer;
+  bool phased = false;
+
+  /// The map of src_t (`tap`) over a domain whose batch, channel and
+  /// output position dims are `n`, `c` and `positions`.
+  AffineMap tapMap(const ConvGeometry &g, unsigned numDims, AffineExpr n,
+                   AffineExpr c, ArrayRef<AffineExpr> positions,
+                   ArrayRef<int64_t> tap) const {
+    MLIRContext *context = n.getContext();
+    SmallVector<AffineExpr> results = {n, c};
+    for (unsigned i = 0; i < g.rank(); ++i) {
+      int64_t offset = tap[i] * g.dilations[i];
+      if (phased) {
+        results.push_back(
+            getAffineConstantExpr(offset % g.strides[i], context));
+        results.push_back(positions[i] + offset / g.strides[i]);
+      } else {
+        results.push_back(positions[i] + offset);
+      }
+    }
+    return mapOf(context, numDims, results);
+  }
+};
+
+DepthwiseSource depthwiseSource(KernelBuilder &kb, const ConvGeometry &g,
+                                Value input) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  bool strided = llvm::any_of(g.strides, [](int64_t s) { return s > 1; });
+  SmallVector<int64_t> padded = g.padded, phaseExtents;
+  for (unsigned i = 0; i < rank; ++i) {
+    int64_t extent =
+        g.output[i] + (g.kernel[i] - 1) * g.dilations[i] / g.strides[i];
+    phaseExtents.push_back(extent);
+    if (strided) // the last phase's last position may lie past the reach
+      padded[i] = std::max(padded[i], extent * g.strides[i]);
+  }
+  SmallVector<int64_t> offsets = {0, 0};
+  llvm::append_range(offsets, g.padsBegin);
+  Value xp = placedCopy(kb, input, channelsShape(g, padded), offsets);
+  if (!strided)
+    return {xp, false};
+
+  // phases[n, c, r1, j1, ...] = xp[n, c, j1*s1 + r1, ...].
+  SmallVector<int64_t> shape = {g.batch, g.group};
+  SmallVector<AffineExpr> read = {affineDim(context, 0), affineDim(context, 1)};
+  for (unsigned i = 0; i < rank; ++i) {
+    shape.push_back(g.strides[i]);
+    shape.push_back(phaseExtents[i]);
+    read.push_back(affineDim(context, 3 + 2 * i) * g.strides[i] +
+                   affineDim(context, 2 + 2 * i));
+  }
+  Value phases =
+      kb.scratch(shape, cast<MemRefType>(input.getType()).getElementType());
+  SmallVector<int64_t> zeros(shape.size(), 0);
+  kb.nest(shape, SmallVector<bool>(shape.size(), false), {xp}, {phases},
+          {mapOf(context, shape.size(), read), offsetIdentity(context, zeros)},
+          [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
+            return {x[0]};
+          });
+  return {phases, true};
+}
+
+/// The map of w[c, t] (or of the flipped tap K-1-t).
+AffineMap depthwiseWeightMap(const ConvGeometry &g, unsigned numDims,
+                             AffineExpr c, ArrayRef<int64_t> tap,
+                             bool flipped) {
+  MLIRContext *context = c.getContext();
+  SmallVector<AffineExpr> results = {c};
+  for (unsigned i = 0; i < g.rank(); ++i)
+    results.push_back(getAffineConstantExpr(
+        flipped ? g.kernel[i] - 1 - tap[i] : tap[i], context));
+  return mapOf(context, numDims, results);
+}
+
+/// The dims of a domain from `first` on, as expressions.
+SmallVector<AffineExpr> dimsFrom(MLIRContext *context, unsigned first,
+                                 unsigned count) {
+  SmallVector<AffineExpr> dims;
+  for (unsigned i = 0; i < count; ++i)
+    dims.push_back(affineDim(context, first + i));
+  return dims;
+}
+
+/// The maps of every tap's operands over a nest, appended to `maps` and
+/// `inputs`: `read(tap)` for `source`, then w[c, t] (flipped: K-1-t) for
+/// `weight`, tap by tap.
+void appendTapOperands(const ConvGeometry &g, unsigned numDims, AffineExpr c,
+                       Value source,
+                       llvm::function_ref<AffineMap(ArrayRef<int64_t>)> read,
+                       Value weight, bool flipped, SmallVector<Value> &inputs,
+                       SmallVector<AffineMap> &maps) {
+  SmallVector<AffineMap> weightMaps;
+  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+    inputs.push_back(source);
+    maps.push_back(read(tap));
+    weightMaps.push_back(depthwiseWeightMap(g, numDims, c, tap, flipped));
+  });
+  inputs.append(weightMaps.size(), weight);
+  llvm::append_range(maps, weightMaps);
+}
+
+/// The body sum_t x[t] * x[taps + t], from x[2 * taps] when `fromLast`
+/// (a bias) or from zero.
+SmallVector<Value> tapSum(OpBuilder &b, Location loc, ValueRange x,
+                          int64_t taps, bool fromLast) {
+  Value sum = fromLast ? x[2 * taps] : constant(b, loc, x[0].getType(), 0.0);
+  for (int64_t t = 0; t < taps; ++t)
+    sum = arith::AddFOp::create(
+        b, loc, sum, arith::MulFOp::create(b, loc, x[t], x[taps + t]));
+  return {sum};
+}
+
+int64_t tapCount(const ConvGeometry &g) {
+  int64_t count = 1;
+  for (int64_t extent : g.kernel)
+    count *= extent;
+  return count;
+}
+
+LogicalResult buildDepthwiseConv(KernelBuilder &kb, const ConvGeometry &g) {
+  MLIRContext *context = kb.builder.getContext();
+  bool hasBias = kb.launch.getInputs().size() == 3;
+  Value input = kb.input(0, channelsShape(g, g.input));
+  Value weight = kb.input(1, depthwiseWeightShape(g));
+  Value bias = hasBias ? kb.input(2, {g.group}) : Value();
+  SmallVector<int64_t> domain = channelsShape(g, g.output);
+  Value output = kb.output(0, domain);
+  DepthwiseSource source = depthwiseSource(kb, g, input);
+
+  // Domain (n, c, o...): y = bias + every tap, in one pass.
+  unsigned n = domain.size();
+  AffineExpr batch = affineDim(context, 0), channel = affineDim(context, 1);
+  SmallVector<AffineExpr> positions = dimsFrom(context, 2, g.rank());
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  appendTapOperands(
+      g, n, channel, source.buffer,
+      [&](ArrayRef<int64_t> tap) {
+        return source.tapMap(g, n, batch, channel, positions, tap);
+      },
+      weight, /*flipped=*/false, inputs, maps);
+  if (hasBias) {
+    inputs.push_back(bias);
+    maps.push_back(mapOf(context, n, {channel}));
+  }
+  maps.push_back(offsetIdentity(context, SmallVector<int64_t>(n, 0)));
+  int64_t taps = tapCount(g);
+  kb.nest(domain, SmallVector<bool>(n, false), inputs, {output}, maps,
+          [&](OpBuilder &b, Location loc, ValueRange x) {
+            return tapSum(b, loc, x, taps, hasBias);
+          });
+  return success();
+}
+
+LogicalResult buildDepthwiseConvBackwardInput(KernelBuilder &kb,
+                                              const ConvGeometry &g) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  Value gradOutput = kb.input(0, channelsShape(g, g.output));
+  Value weight = kb.input(1, depthwiseWeightShape(g));
+  SmallVector<int64_t> domain = channelsShape(g, g.input);
+  Value gradInput = kb.output(0, domain);
+
+  // dyd as in buildConvBackwardInput, without the channel-in-group axis.
+  SmallVector<int64_t> dilatedShape = {g.batch, g.group};
+  SmallVector<int64_t> offsets = {0, 0}, steps = {1, 1}, shifts;
+  for (unsigned i = 0; i < rank; ++i) {
+    int64_t flipped = (g.kernel[i] - 1) * g.dilations[i];
+    int64_t start = flipped - g.padsBegin[i];
+    int64_t shift = std::max<int64_t>(0, -start);
+    int64_t last =
+        g.output[i] == 0 ? 0 : (g.output[i] - 1) * g.strides[i] + start + 1;
+    dilatedShape.push_back(std::max(g.input[i] + flipped, last) + shift);
+    offsets.push_back(start + shift);
+    steps.push_back(g.strides[i]);
+    shifts.push_back(shift);
+  }
+  Value dilated = placedCopy(kb, gradOutput, dilatedShape, offsets, steps);
+
+  // Domain (n, c, h...): dx = every tap of dyd, in one pass.
+  unsigned n = domain.size();
+  AffineExpr channel = affineDim(context, 1);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  appendTapOperands(
+      g, n, channel, dilated,
+      [&](ArrayRef<int64_t> tap) {
+        SmallVector<AffineExpr> window = {affineDim(context, 0), channel};
+        for (unsigned i = 0; i < rank; ++i)
+          window.push_back(affineDim(context, 2 + i) + tap[i] * g.dilations[i] +
+                           shifts[i]);
+        return mapOf(context, n, window);
+      },
+      weight, /*flipped=*/true, inputs, maps);
+  maps.push_back(offsetIdentity(context, SmallVector<int64_t>(n, 0)));
+  int64_t taps = tapCount(g);
+  kb.nest(domain, SmallVector<bool>(n, false), inputs, {gradInput}, maps,
+          [&](OpBuilder &b, Location loc, ValueRange x) {
+            return tapSum(b, loc, x, taps, /*fromLast=*/false);
+          });
+  return success();
+}
+
+LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
+                                               const ConvGeometry &g) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  Value gradOutput = kb.input(0, channelsShape(g, g.output));
+  Value input = kb.input(1, channelsShape(g, g.input));
+  Value gradWeight = kb.output(0, depthwiseWeightShape(g));
+  DepthwiseSource source = depthwiseSource(kb, g, input);
+  zeroFill(kb, gradWeight);
+
+  // Domain (c, n, o...): channels split across threads; every tap's sum
+  // over the batch and the plane is an output of the one nest (a view of
+  // dw at that tap), reduced along the vectors.
+  SmallVector<int64_t> domain = {g.group, g.batch};
+  llvm::append_range(domain, g.output);
+  unsigned n = domain.size();
+  SmallVector<bool> reduction(n, true);
+  reduction[0] = false;
+  AffineExpr channel = affineDim(context, 0), batch = affineDim(context, 1);
+  SmallVector<AffineExpr> positions = dimsFrom(context, 2, rank);
+  SmallVector<AffineExpr> gradient = {batch, channel};
+  llvm::append_range(gradient, positions);
+  SmallVector<Value> inputs = {gradOutput}, outputs;
+  SmallVector<AffineMap> maps = {mapOf(context, n, gradient)}, outputMaps;
+  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+    inputs.push_back(source.buffer);
+    maps.push_back(source.tapMap(g, n, batch, channel, positions, tap));
+    outputs.push_back(gradWeight);
+    outputMaps.push_back(
+        depthwiseWeightMap(g, n, channel, tap, /*flipped=*/false));
+  });
+  llvm::append_range(maps, outputMaps);
+  int64_t taps = tapCount(g);
+  kb.nest(domain, reduction, inputs, outputs, maps,
+          [&](OpBuilder &b, Location loc, ValueRange x) {
+            // x: dy, src_0.., dw_0..
+            SmallVector<Value> sums;
+            for (int64_t t = 0; t < taps; ++t)
+              sums.push_back(arith::AddFOp::create(
+                  b, loc, x[1 + taps + t],
+                  arith::MulFOp::create(b, loc, x[0], x[1 + t])));
+            return sums;
+          });
+  return success();
+}
+
 } // namespace
 
 LogicalResult buildConv(KernelBuilder &kb) {
@@ -170,6 +479,8 @@ LogicalResult buildConv(KernelBuilder &kb) {
                    kb.outputType(0).getShape());
   if (failed(g))
     return failure();
+  if (isDepthwise(*g))
+    return buildDepthwiseConv(kb, *g);
   MLIRContext *context = kb.builder.getContext();
   unsigned rank = g->rank();
   bool hasBias = kb.launch.getInputs().size() == 3;
@@ -206,6 +517,8 @@ LogicalResult buildConvBackwardInput(KernelBuilder &kb) {
                    kb.inputType(0).getShape());
   if (failed(g))
     return failure();
+  if (isDepthwise(*g))
+    return buildDepthwiseConvBackwardInput(kb, *g);
   unsigned rank = g->rank();
   Value gradOutput = kb.input(0, g->outputShape());
   Value weight = kb.input(1, g->weightShape());
@@ -242,6 +555,8 @@ LogicalResult buildConvBackwardWeight(KernelBuilder &kb) {
                    kb.inputType(0).getShape());
   if (failed(g))
     return failure();
+  if (isDepthwise(*g))
+    return buildDepthwiseConvBackwardWeight(kb, *g);
   MLIRContext *context = kb.builder.getContext();
   unsigned rank = g->rank();
   Value gradOutput = kb.input(0, g->outputShape());
