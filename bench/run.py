@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """trainc against its peers: ms per training step, GFLOP/s and memory.
 
-  /usr/bin/python3 bench/run.py [--models mlp,cnn,resnet18,transformer]
+  /usr/bin/python3 bench/run.py
+      [--models mlp,cnn,resnet18,transformer,mobilenet_v2,efficientnet_b0]
       [--reps 5] [--peers ...] [--quick] [--build-dir build] [--workdir DIR]
 
 For each model: `trainc compile` (timed) with SGD + momentum 0.9, lr 0.01
-and softmax cross-entropy at the model's batch (models/export.py's SPECS);
+and softmax cross-entropy at the model's batch (models/export.py's SPECS;
+ResNet-18 and the torchvision families are exported on first use);
 then `--reps` rounds, each running trainc and every peer in every thread
 configuration, one process per run, in an order rotated every round. A
 run trains on one fixed batch (models/export.py's inputs, the ONNX file's
@@ -47,7 +49,8 @@ import export  # noqa: E402  (models/export.py: specs and fixed inputs)
 import flops  # noqa: E402
 import numpy as np  # noqa: E402
 
-DEFAULT_MODELS = ["mlp", "cnn", "resnet18", "transformer"]
+DEFAULT_MODELS = ["mlp", "cnn", "resnet18", "transformer", "mobilenet_v2",
+                  "efficientnet_b0"]
 LR, MOMENTUM = 0.01, 0.9
 # Environment variables that would change a run's threads behind its back.
 THREAD_VARIABLES = ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
@@ -144,12 +147,12 @@ class Model:
 
 
 def onnx_path(name, build_dir):
-    if name != "resnet18":
+    if name != "resnet18" and name not in export.TORCHVISION:
         return os.path.join(ROOT, "models", f"{name}.onnx")
-    path = os.path.join(build_dir, "models", "resnet18.onnx")
-    if not os.path.exists(path):  # 45 MB: exported on demand, as the tests do
+    path = os.path.join(build_dir, "models", f"{name}.onnx")
+    if not os.path.exists(path):  # exported on demand, as the tests do
         subprocess.run([sys.executable, os.path.join(ROOT, "models", "export.py"), "onnx",
-                        "--out", os.path.dirname(path), "--only", "resnet18"], check=True)
+                        "--out", os.path.dirname(path), "--only", name], check=True)
     return path
 
 

@@ -403,24 +403,47 @@ static bool smallPlaneConvPaddedTaps(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
-/// Depthwise convolutions (one input and one output channel per group,
-/// f32): the generated kernels run each tap as a vectorized nest
-/// (GeneratedConvKernels.cpp). oneDNN 2.6 has no fast NCHW depthwise
-/// gradient: MobileNetV2 (64 px, batch 8, 2 threads, Zen 4) spent 21 of
-/// its 68 ms per step in oneDNN's depthwise input gradients (0.13 GB/s
-/// at 960 channels of 2x2) and 26 ms in all depthwise kernels.
-static bool generatedDepthwiseConv(LaunchOp launch, std::string &whyNot) {
+/// Depthwise convolutions (one input and one output channel per group),
+/// f32: the generated kernels run every tap in one vectorized nest
+/// (GeneratedConvKernels.cpp). `bench/depthwise.py` on a Zen 4 (2
+/// threads, MobileNetV2's and EfficientNet-B0's layers at 64 px, batch 8;
+/// docs/PERFORMANCE.md): oneDNN 2.6's input gradients are 10-30x slower
+/// than the generated ones everywhere (1.6 against 0.05 ms at 960 channels
+/// of 2x2); its weight gradients are faster for 3x3 windows over inputs of
+/// at least 3x3 (0.02-0.12 against 0.05-0.31 ms) but 2-16x slower for
+/// 5x5 windows and 2x2 planes; its forward convolutions are faster
+/// everywhere but at 112x112 (2.4 against 1.5 ms).
+static bool isDepthwise(LaunchOp launch, ArrayRef<int64_t> weight,
+                        std::string &whyNot) {
   if (!allFloat32(launch, whyNot))
     return false;
-  StringRef kernel = launch.getKernel();
-  ArrayRef<int64_t> weight = kernel == "graph.conv_backward_weight"
-                                 ? integers(launch, "weight_shape")
-                                 : shapeOf(launch.getInputs()[1]);
   auto group = launch.getOptions().getAs<IntegerAttr>("group");
   if (weight.size() < 3 || weight[1] != 1 || !group ||
       group.getInt() != weight[0]) {
     whyNot = "it is not depthwise (one input and one output channel per "
              "group)";
+    return false;
+  }
+  return true;
+}
+
+static bool generatedDepthwiseInputGradient(LaunchOp launch,
+                                            std::string &whyNot) {
+  return isDepthwise(launch, shapeOf(launch.getInputs()[1]), whyNot);
+}
+
+static bool generatedDepthwiseWeightGradient(LaunchOp launch,
+                                             std::string &whyNot) {
+  ArrayRef<int64_t> weight = integers(launch, "weight_shape");
+  if (!isDepthwise(launch, weight, whyNot))
+    return false;
+  ArrayRef<int64_t> input = shapeOf(launch.getInputs()[1]);
+  bool oneDnnFast = true;
+  for (size_t d = 2; d < weight.size(); ++d)
+    oneDnnFast &= weight[d] == 3 && input[d] >= 3;
+  if (oneDnnFast) {
+    whyNot = "oneDNN's weight gradients of 3x3 windows over planes of at "
+             "least 3x3 were faster";
     return false;
   }
   return true;
@@ -606,9 +629,10 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.gemm", "cublas", 30, cublasProduct},
       {"graph.matmul", "dnnl", 20, dnnlMatmul},
       {"graph.gemm", "dnnl", 20, dnnlMatmul},
-      {"graph.conv", "generated", 30, generatedDepthwiseConv},
-      {"graph.conv_backward_input", "generated", 30, generatedDepthwiseConv},
-      {"graph.conv_backward_weight", "generated", 30, generatedDepthwiseConv},
+      {"graph.conv_backward_input", "generated", 30,
+       generatedDepthwiseInputGradient},
+      {"graph.conv_backward_weight", "generated", 30,
+       generatedDepthwiseWeightGradient},
       {"graph.conv", "openblas", 25, smallPlaneConvPaddedTaps},
       {"graph.conv", "dnnl", 20, dnnlConv},
       {"graph.conv_backward_input", "openblas", 25, smallPlaneConvPaddedTaps},

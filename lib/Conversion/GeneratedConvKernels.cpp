@@ -284,15 +284,17 @@ DepthwiseSource depthwiseSource(KernelBuilder &kb, const ConvGeometry &g,
   return {phases, true};
 }
 
-/// The map of w[c, t] (or of the flipped tap K-1-t).
+/// The map of w[c, t] (or of the flipped tap K-1-t), or with
+/// `channelsLast` of the transposed weight wt[t, c].
 AffineMap depthwiseWeightMap(const ConvGeometry &g, unsigned numDims,
-                             AffineExpr c, ArrayRef<int64_t> tap,
-                             bool flipped) {
+                             AffineExpr c, ArrayRef<int64_t> tap, bool flipped,
+                             bool channelsLast = false) {
   MLIRContext *context = c.getContext();
-  SmallVector<AffineExpr> results = {c};
+  SmallVector<AffineExpr> results;
   for (unsigned i = 0; i < g.rank(); ++i)
     results.push_back(getAffineConstantExpr(
         flipped ? g.kernel[i] - 1 - tap[i] : tap[i], context));
+  results.insert(channelsLast ? results.end() : results.begin(), c);
   return mapOf(context, numDims, results);
 }
 
@@ -312,12 +314,14 @@ void appendTapOperands(const ConvGeometry &g, unsigned numDims, AffineExpr c,
                        Value source,
                        llvm::function_ref<AffineMap(ArrayRef<int64_t>)> read,
                        Value weight, bool flipped, SmallVector<Value> &inputs,
-                       SmallVector<AffineMap> &maps) {
+                       SmallVector<AffineMap> &maps,
+                       bool channelsLast = false) {
   SmallVector<AffineMap> weightMaps;
   forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
     inputs.push_back(source);
     maps.push_back(read(tap));
-    weightMaps.push_back(depthwiseWeightMap(g, numDims, c, tap, flipped));
+    weightMaps.push_back(
+        depthwiseWeightMap(g, numDims, c, tap, flipped, channelsLast));
   });
   inputs.append(weightMaps.size(), weight);
   llvm::append_range(maps, weightMaps);
@@ -334,11 +338,153 @@ SmallVector<Value> tapSum(OpBuilder &b, Location loc, ValueRange x,
   return {sum};
 }
 
+/// A weight gradient's body: x = (dy, src_0.., dw_0..), each dw_t + dy *
+/// src_t.
+SmallVector<Value> accumulateTaps(OpBuilder &b, Location loc, ValueRange x) {
+  int64_t taps = (x.size() - 1) / 2;
+  SmallVector<Value> sums;
+  for (int64_t t = 0; t < taps; ++t)
+    sums.push_back(
+        arith::AddFOp::create(b, loc, x[1 + taps + t],
+                              arith::MulFOp::create(b, loc, x[0], x[1 + t])));
+  return sums;
+}
+
 int64_t tapCount(const ConvGeometry &g) {
   int64_t count = 1;
   for (int64_t extent : g.kernel)
     count *= extent;
   return count;
+}
+
+//===----------------------------------------------------------------------===//
+// Channels-last depthwise kernels, for planes whose rows are shorter than
+// half a vector (MobileNet's 2x2 and 4x4 stages at 64 px): along such a
+// row most lanes of every vector would be masked off, so these kernels
+// copy their operands into [N, D..., C] (and the weight into [K..., C]),
+// run every tap along the channels, which are contiguous there, and copy
+// the result back. The copies are scalar passes over small planes.
+//===----------------------------------------------------------------------===//
+
+/// Whether the nests of a depthwise kernel over `plane` (output or input
+/// positions) run channels-last.
+bool runsChannelsLast(KernelBuilder &kb, const ConvGeometry &g,
+                      ArrayRef<int64_t> plane) {
+  return !plane.empty() && plane.back() < kb.vectorLanes / 2 &&
+         g.group >= kb.vectorLanes;
+}
+
+/// A nest over `source`'s shape that copies each element to `target` at
+/// `write` (a permutation, with offsets and steps).
+void copyTo(KernelBuilder &kb, Value source, Value target, AffineMap write) {
+  MLIRContext *context = kb.builder.getContext();
+  ArrayRef<int64_t> shape = cast<MemRefType>(source.getType()).getShape();
+  kb.nest(
+      shape, SmallVector<bool>(shape.size(), false), {source}, {target},
+      {offsetIdentity(context, SmallVector<int64_t>(shape.size(), 0)), write},
+      [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
+        return {x[0]};
+      });
+}
+
+/// `source` [N, C, D...] in a new zeroed scratch [N, extents..., C], at
+/// position d * step + offset of each spatial dim.
+Value channelsLastCopy(KernelBuilder &kb, const ConvGeometry &g, Value source,
+                       ArrayRef<int64_t> extents, ArrayRef<int64_t> offsets,
+                       ArrayRef<int64_t> steps) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  SmallVector<int64_t> shape = {g.batch};
+  llvm::append_range(shape, extents);
+  shape.push_back(g.group);
+  Value target =
+      kb.scratch(shape, cast<MemRefType>(source.getType()).getElementType());
+  zeroFill(kb, target);
+  SmallVector<AffineExpr> write = {affineDim(context, 0)};
+  for (unsigned i = 0; i < rank; ++i)
+    write.push_back(affineDim(context, 2 + i) * steps[i] + offsets[i]);
+  write.push_back(affineDim(context, 1));
+  copyTo(kb, source, target, mapOf(context, rank + 2, write));
+  return target;
+}
+
+/// The weight [C, K...] transposed into a new scratch [K..., C].
+Value channelsLastWeight(KernelBuilder &kb, const ConvGeometry &g,
+                         Value weight) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  SmallVector<int64_t> shape(g.kernel);
+  shape.push_back(g.group);
+  Value target =
+      kb.scratch(shape, cast<MemRefType>(weight.getType()).getElementType());
+  SmallVector<AffineExpr> write = dimsFrom(context, 1, rank);
+  write.push_back(affineDim(context, 0));
+  copyTo(kb, weight, target, mapOf(context, rank + 1, write));
+  return target;
+}
+
+/// A new scratch [N, plane..., C] whose elements a nest writes, and the
+/// map that copies the NCHW `output` [N, C, plane...] from it.
+Value channelsLastResult(KernelBuilder &kb, const ConvGeometry &g,
+                         ArrayRef<int64_t> plane, Type element) {
+  SmallVector<int64_t> shape = {g.batch};
+  llvm::append_range(shape, plane);
+  shape.push_back(g.group);
+  return kb.scratch(shape, element);
+}
+
+/// output[n, c, p...] = result[n, p..., c].
+void copyFromChannelsLast(KernelBuilder &kb, const ConvGeometry &g,
+                          Value result, Value output) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  // Over the result's domain (n, p..., c), written to (n, c, p...).
+  SmallVector<AffineExpr> write = {affineDim(context, 0),
+                                   affineDim(context, rank + 1)};
+  llvm::append_range(write, dimsFrom(context, 1, rank));
+  copyTo(kb, result, output, mapOf(context, rank + 2, write));
+}
+
+/// The forward convolution channels-last: one nest over (n, o..., c).
+void depthwiseConvChannelsLast(KernelBuilder &kb, const ConvGeometry &g,
+                               Value input, Value weight, Value bias,
+                               Value output) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  Type element = cast<MemRefType>(input.getType()).getElementType();
+  Value xt = channelsLastCopy(kb, g, input, g.padded, g.padsBegin,
+                              SmallVector<int64_t>(rank, 1));
+  Value wt = channelsLastWeight(kb, g, weight);
+  Value yt = channelsLastResult(kb, g, g.output, element);
+  unsigned n = rank + 2;
+  AffineExpr channel = affineDim(context, rank + 1);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  appendTapOperands(
+      g, n, channel, xt,
+      [&](ArrayRef<int64_t> tap) {
+        SmallVector<AffineExpr> read = {affineDim(context, 0)};
+        for (unsigned i = 0; i < rank; ++i)
+          read.push_back(affineDim(context, 1 + i) * g.strides[i] +
+                         tap[i] * g.dilations[i]);
+        read.push_back(channel);
+        return mapOf(context, n, read);
+      },
+      wt, /*flipped=*/false, inputs, maps, /*channelsLast=*/true);
+  if (bias) {
+    inputs.push_back(bias);
+    maps.push_back(mapOf(context, n, {channel}));
+  }
+  maps.push_back(offsetIdentity(context, SmallVector<int64_t>(n, 0)));
+  SmallVector<int64_t> domain = {g.batch};
+  llvm::append_range(domain, g.output);
+  domain.push_back(g.group);
+  int64_t taps = tapCount(g);
+  kb.nest(domain, SmallVector<bool>(n, false), inputs, {yt}, maps,
+          [&](OpBuilder &b, Location loc, ValueRange x) {
+            return tapSum(b, loc, x, taps, bool(bias));
+          });
+  copyFromChannelsLast(kb, g, yt, output);
 }
 
 LogicalResult buildDepthwiseConv(KernelBuilder &kb, const ConvGeometry &g) {
@@ -349,6 +495,10 @@ LogicalResult buildDepthwiseConv(KernelBuilder &kb, const ConvGeometry &g) {
   Value bias = hasBias ? kb.input(2, {g.group}) : Value();
   SmallVector<int64_t> domain = channelsShape(g, g.output);
   Value output = kb.output(0, domain);
+  if (runsChannelsLast(kb, g, g.output)) {
+    depthwiseConvChannelsLast(kb, g, input, weight, bias, output);
+    return success();
+  }
   DepthwiseSource source = depthwiseSource(kb, g, input);
 
   // Domain (n, c, o...): y = bias + every tap, in one pass.
@@ -399,6 +549,42 @@ LogicalResult buildDepthwiseConvBackwardInput(KernelBuilder &kb,
     steps.push_back(g.strides[i]);
     shifts.push_back(shift);
   }
+  if (runsChannelsLast(kb, g, g.input)) {
+    // Domain (n, h..., c).
+    SmallVector<int64_t> spatial(ArrayRef<int64_t>(dilatedShape).drop_front(2));
+    Value dydt = channelsLastCopy(kb, g, gradOutput, spatial,
+                                  ArrayRef<int64_t>(offsets).drop_front(2),
+                                  ArrayRef<int64_t>(steps).drop_front(2));
+    Value wt = channelsLastWeight(kb, g, weight);
+    Value dxt = channelsLastResult(
+        kb, g, g.input, cast<MemRefType>(gradInput.getType()).getElementType());
+    unsigned n = rank + 2;
+    AffineExpr channel = affineDim(context, rank + 1);
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    appendTapOperands(
+        g, n, channel, dydt,
+        [&](ArrayRef<int64_t> tap) {
+          SmallVector<AffineExpr> window = {affineDim(context, 0)};
+          for (unsigned i = 0; i < rank; ++i)
+            window.push_back(affineDim(context, 1 + i) +
+                             tap[i] * g.dilations[i] + shifts[i]);
+          window.push_back(channel);
+          return mapOf(context, n, window);
+        },
+        wt, /*flipped=*/true, inputs, maps, /*channelsLast=*/true);
+    maps.push_back(offsetIdentity(context, SmallVector<int64_t>(n, 0)));
+    SmallVector<int64_t> resultDomain = {g.batch};
+    llvm::append_range(resultDomain, g.input);
+    resultDomain.push_back(g.group);
+    int64_t taps = tapCount(g);
+    kb.nest(resultDomain, SmallVector<bool>(n, false), inputs, {dxt}, maps,
+            [&](OpBuilder &b, Location loc, ValueRange x) {
+              return tapSum(b, loc, x, taps, /*fromLast=*/false);
+            });
+    copyFromChannelsLast(kb, g, dxt, gradInput);
+    return success();
+  }
   Value dilated = placedCopy(kb, gradOutput, dilatedShape, offsets, steps);
 
   // Domain (n, c, h...): dx = every tap of dyd, in one pass.
@@ -432,6 +618,49 @@ LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
   Value gradOutput = kb.input(0, channelsShape(g, g.output));
   Value input = kb.input(1, channelsShape(g, g.input));
   Value gradWeight = kb.output(0, depthwiseWeightShape(g));
+  if (runsChannelsLast(kb, g, g.output)) {
+    // Domain (n, o..., c): the batch and the plane reduced into vectors of
+    // channels, which are split across threads.
+    SmallVector<int64_t> ones(rank, 1), zeros(rank, 0);
+    Value xt = channelsLastCopy(kb, g, input, g.padded, g.padsBegin, ones);
+    Value dyt = channelsLastCopy(kb, g, gradOutput, g.output, zeros, ones);
+    SmallVector<int64_t> weightShape(g.kernel);
+    weightShape.push_back(g.group);
+    Value dwt = kb.scratch(
+        weightShape, cast<MemRefType>(gradWeight.getType()).getElementType());
+    zeroFill(kb, dwt);
+    unsigned n = rank + 2;
+    AffineExpr channel = affineDim(context, rank + 1);
+    SmallVector<Value> inputs = {dyt}, outputs;
+    SmallVector<AffineMap> maps = {offsetIdentity(context,
+                                                  SmallVector<int64_t>(n, 0))},
+                           outputMaps;
+    forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+      SmallVector<AffineExpr> read = {affineDim(context, 0)};
+      for (unsigned i = 0; i < rank; ++i)
+        read.push_back(affineDim(context, 1 + i) * g.strides[i] +
+                       tap[i] * g.dilations[i]);
+      read.push_back(channel);
+      inputs.push_back(xt);
+      maps.push_back(mapOf(context, n, read));
+      outputs.push_back(dwt);
+      outputMaps.push_back(depthwiseWeightMap(g, n, channel, tap,
+                                              /*flipped=*/false,
+                                              /*channelsLast=*/true));
+    });
+    llvm::append_range(maps, outputMaps);
+    SmallVector<int64_t> domain = {g.batch};
+    llvm::append_range(domain, g.output);
+    domain.push_back(g.group);
+    SmallVector<bool> reduction(n, true);
+    reduction.back() = false;
+    kb.nest(domain, reduction, inputs, outputs, maps, accumulateTaps);
+    // dw[c, t...] = dwt[t..., c].
+    SmallVector<AffineExpr> write = {affineDim(context, rank)};
+    llvm::append_range(write, dimsFrom(context, 0, rank));
+    copyTo(kb, dwt, gradWeight, mapOf(context, rank + 1, write));
+    return success();
+  }
   DepthwiseSource source = depthwiseSource(kb, g, input);
   zeroFill(kb, gradWeight);
 
@@ -457,17 +686,7 @@ LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
         depthwiseWeightMap(g, n, channel, tap, /*flipped=*/false));
   });
   llvm::append_range(maps, outputMaps);
-  int64_t taps = tapCount(g);
-  kb.nest(domain, reduction, inputs, outputs, maps,
-          [&](OpBuilder &b, Location loc, ValueRange x) {
-            // x: dy, src_0.., dw_0..
-            SmallVector<Value> sums;
-            for (int64_t t = 0; t < taps; ++t)
-              sums.push_back(arith::AddFOp::create(
-                  b, loc, x[1 + taps + t],
-                  arith::MulFOp::create(b, loc, x[0], x[1 + t])));
-            return sums;
-          });
+  kb.nest(domain, reduction, inputs, outputs, maps, accumulateTaps);
   return success();
 }
 

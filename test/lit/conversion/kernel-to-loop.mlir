@@ -224,3 +224,50 @@ func.func @centre_tap_gradient(%g: memref<8x4x1x1xf32>, %dw: memref<8x4x3x3xf32>
   kernel.launch "graph.slice_backward"(%h) -> (%dv) {backend = "generated", options = {input_shape = array<i64: 8, 4, 3, 3>, starts = array<i64: 2, 0, 1, 1>, ends = array<i64: 6, 4, 2, 2>, steps = array<i64: 1, 1, 1, 1>}} : (memref<4x4x1x1xf32>) -> memref<8x4x3x3xf32>
   return
 }
+
+// -----
+
+// A depthwise convolution (one channel per group): the zero-padded input
+// (a fill and a copy), then every tap in one vectorized nest, each tap's
+// input a shifted view of it and its weight a broadcast, with the bias.
+// With strides, a scalar pass first splits the padded input into phases
+// ([N, C, s, E, s, E]), so that each tap reads a contiguous row.
+// CHECK-DAG: #[[LAST_TAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 + 2, d3 + 2)>
+// CHECK-DAG: #[[LAST_WEIGHT:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, 2, 2)>
+// CHECK-DAG: #[[SPLIT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3 * 2 + d2, d5 * 2 + d4)>
+// CHECK-DAG: #[[PHASE_TAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, d2 + 1, 0, d3 + 1)>
+// CHECK-LABEL: func.func private @generated_conv(
+// CHECK: loop.nest outs(%[[XP:[^ ]+]] : memref<2x4x10x10xf32>) domain = [2, 4, 10, 10]
+// CHECK: loop.nest ins(%{{[^ ]+}} : memref<2x4x8x8xf32>) outs(%[[XP]] : memref<2x4x10x10xf32>)
+// CHECK: loop.nest ins(%[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[W:[^ ]+]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %{{[^ ]+}} : {{.*}}) outs(%{{[^ ]+}} : memref<2x4x8x8xf32>) domain = [2, 4, 8, 8] schedule = <parallel = -1, tile = [1, 1, 1, 16], vectorize = true> attributes {indexing_maps = [{{.*}}#[[LAST_TAP]], {{.*}}#[[LAST_WEIGHT]], #{{[^ ]+}}, #{{[^ ]+}}]
+// CHECK-NOT: loop.nest
+// CHECK-LABEL: func.func private @generated_conv_0(
+// CHECK-COUNT-2: loop.nest
+// CHECK: loop.nest ins(%{{[^ ]+}} : memref<2x4x10x10xf32>) outs(%[[PHASES:[^ ]+]] : memref<2x4x2x5x2x5xf32>) domain = [2, 4, 2, 5, 2, 5] schedule = <parallel = -1, tile = [1, 1, 1, 1, 1, 1], vectorize = false> attributes {indexing_maps = [#[[SPLIT]], #{{[^ ]+}}]
+// CHECK: loop.nest ins(%[[PHASES]], {{.*}} outs(%{{[^ ]+}} : memref<2x4x4x4xf32>) domain = [2, 4, 4, 4] schedule = <{{.*}}vectorize = true> attributes {indexing_maps = [{{.*}}#[[PHASE_TAP]]
+func.func @depthwise(%x: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %b: memref<4xf32>, %y: memref<2x4x8x8xf32>, %ys: memref<2x4x4x4xf32>) {
+  kernel.launch "graph.conv"(%x, %w, %b) -> (%y) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x4x8x8xf32>, memref<4x1x3x3xf32>, memref<4xf32>) -> memref<2x4x8x8xf32>
+  kernel.launch "graph.conv"(%x, %w) -> (%ys) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}} : (memref<2x4x8x8xf32>, memref<4x1x3x3xf32>) -> memref<2x4x4x4xf32>
+  return
+}
+
+// -----
+
+// A depthwise weight gradient: one nest whose nine outputs are the taps
+// of dw (constant views), each a sum over the batch and the plane, reduced
+// along the vectors. Planes whose rows are shorter than half a vector run
+// channels-last: the gradient and the weight are transposed into
+// [N, H, W, C] and [K, K, C] (scalar passes), every tap runs along the
+// channels, and the result is transposed back.
+// CHECK-LABEL: func.func private @generated_conv_backward_weight(
+// CHECK: loop.nest ins(%{{[^ ]+}}, %[[XP:[^ ]+]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]] : {{.*}}) outs(%[[DW:[^ ]+]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]] : {{.*}}) domain = [4, 2, 8, 8] schedule = <{{.*}}vectorize = true> attributes {{{.*}}iterators = ["parallel", "reduction", "reduction", "reduction"]}
+// CHECK-LABEL: func.func private @generated_conv_backward_input(
+// CHECK: loop.nest ins(%{{[^ ]+}} : memref<2x16x2x2xf32>) outs(%[[DYT:[^ ]+]] : memref<2x4x4x16xf32>) {{.*}}vectorize = false
+// CHECK: loop.nest ins(%{{[^ ]+}} : memref<16x3x3xf32>) outs(%[[WT:[^ ]+]] : memref<3x3x16xf32>) {{.*}}vectorize = false
+// CHECK: loop.nest ins(%[[DYT]], {{.*}}, %[[WT]] : {{.*}}) outs(%[[DXT:[^ ]+]] : memref<2x2x2x16xf32>) domain = [2, 2, 2, 16] {{.*}}vectorize = true
+// CHECK: loop.nest ins(%[[DXT]] : memref<2x2x2x16xf32>) outs(%{{[^ ]+}} : memref<2x16x2x2xf32>) {{.*}}vectorize = false
+func.func @depthwise_gradients(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %x: memref<2x4x8x8xf32>, %dw: memref<4x1x3x3xf32>, %dys: memref<2x16x2x2xf32>, %ws: memref<16x1x3x3xf32>, %dxs: memref<2x16x2x2xf32>) {
+  kernel.launch "graph.conv_backward_weight"(%dy, %x) -> (%dw) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 4, 1, 3, 3>}} : (memref<2x4x8x8xf32>, memref<2x4x8x8xf32>) -> memref<4x1x3x3xf32>
+  kernel.launch "graph.conv_backward_input"(%dys, %ws) -> (%dxs) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 16 : i64, input_shape = array<i64: 2, 16, 2, 2>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x16x2x2xf32>, memref<16x1x3x3xf32>) -> memref<2x16x2x2xf32>
+  return
+}

@@ -117,19 +117,26 @@ func.func @conv(%x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3
 
 // -----
 
-// Depthwise convolutions (one input and one output channel per group) and
-// their gradients: the generated per-tap kernels. A channel multiplier of
-// 2 (6 outputs from 3 channels in 3 groups) is not depthwise: oneDNN.
+// Depthwise convolutions (one input and one output channel per group):
+// input gradients on the generated kernels; weight gradients there too,
+// except for 3x3 windows over planes of at least 3x3 (oneDNN's were
+// faster), so a 5x5 window and a 2x2 plane go generated; forward
+// convolutions on oneDNN. A channel multiplier of 2 (6 outputs from 3
+// channels in 3 groups) is not depthwise: oneDNN.
 // CHECK-LABEL: func.func @depthwise_conv
-// CHECK: kernel.launch "graph.conv"{{.*}}backend = "generated"
-// CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "generated"
-// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
-func.func @depthwise_conv(%x: memref<2x3x8x8xf32>, %w: memref<3x1x3x3xf32>, %y: memref<2x3x8x8xf32>, %dx: memref<2x3x8x8xf32>, %dw: memref<3x1x3x3xf32>, %w2: memref<6x1x3x3xf32>, %y2: memref<2x6x8x8xf32>) {
+// CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "dnnl"
+func.func @depthwise_conv(%x: memref<2x3x8x8xf32>, %w: memref<3x1x3x3xf32>, %y: memref<2x3x8x8xf32>, %dx: memref<2x3x8x8xf32>, %dw: memref<3x1x3x3xf32>, %w5: memref<3x1x5x5xf32>, %x2: memref<2x3x2x2xf32>, %w2: memref<6x1x3x3xf32>, %y2: memref<2x6x8x8xf32>) {
   kernel.launch "graph.conv"(%x, %w) -> (%y) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<3x1x3x3xf32>) -> memref<2x3x8x8xf32>
   kernel.launch "graph.conv_backward_input"(%y, %w) -> (%dx) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, input_shape = array<i64: 2, 3, 8, 8>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<3x1x3x3xf32>) -> memref<2x3x8x8xf32>
   kernel.launch "graph.conv_backward_weight"(%y, %x) -> (%dw) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 3, 1, 3, 3>}} : (memref<2x3x8x8xf32>, memref<2x3x8x8xf32>) -> memref<3x1x3x3xf32>
-  kernel.launch "graph.conv"(%x, %w2) -> (%y2) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<6x1x3x3xf32>) -> memref<2x6x8x8xf32>
+  kernel.launch "graph.conv_backward_weight"(%y, %x) -> (%w5) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>, weight_shape = array<i64: 3, 1, 5, 5>}} : (memref<2x3x8x8xf32>, memref<2x3x8x8xf32>) -> memref<3x1x5x5xf32>
+  kernel.launch "graph.conv_backward_weight"(%x2, %x2) -> (%dw) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 3, 1, 3, 3>}} : (memref<2x3x2x2xf32>, memref<2x3x2x2xf32>) -> memref<3x1x3x3xf32>
+  kernel.launch "graph.conv_backward_input"(%y2, %w2) -> (%dx) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, input_shape = array<i64: 2, 3, 8, 8>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x6x8x8xf32>, memref<6x1x3x3xf32>) -> memref<2x3x8x8xf32>
   return
 }
 
