@@ -415,7 +415,7 @@ static bool smallPlaneConvPaddedTaps(LaunchOp launch, std::string &whyNot) {
 /// everywhere but at 112x112 (2.4 against 1.5 ms).
 static bool isDepthwise(LaunchOp launch, ArrayRef<int64_t> weight,
                         std::string &whyNot) {
-  if (!allFloat32(launch, whyNot))
+  if (!allFloat32OrLow(launch, whyNot))
     return false;
   auto group = launch.getOptions().getAs<IntegerAttr>("group");
   if (weight.size() < 3 || weight[1] != 1 || !group ||
@@ -438,7 +438,9 @@ static bool generatedDepthwiseWeightGradient(LaunchOp launch,
   if (!isDepthwise(launch, weight, whyNot))
     return false;
   ArrayRef<int64_t> input = shapeOf(launch.getInputs()[1]);
-  bool oneDnnFast = true;
+  Type element =
+      cast<MemRefType>(launch.getInputs()[1].getType()).getElementType();
+  bool oneDnnFast = !isLowFloat(element);
   for (size_t d = 2; d < weight.size(); ++d)
     oneDnnFast &= weight[d] == 3 && input[d] >= 3;
   if (oneDnnFast) {
@@ -476,10 +478,10 @@ static bool generatedCast(LaunchOp launch, std::string &whyNot) {
   Type from = cast<MemRefType>(launch.getInputs()[0].getType()).getElementType();
   Type to = cast<MemRefType>(launch.getOutputs()[0].getType()).getElementType();
   bool low = isLowFloat(from) || isLowFloat(to);
-  if (low ? !(lowOrF32(from) && lowOrF32(to))
+  if (low ? !((lowOrF32(from) || from.isInteger(1)) && lowOrF32(to))
           : !(supported(from) && supported(to))) {
-    whyNot = "it casts between f32, f64, i64, i32 and bool, and between "
-             "bf16, f16 and f32 only";
+    whyNot = "it casts between f32, f64, i64, i32 and bool, between "
+             "bf16, f16 and f32, and from bool to bf16 and f16 only";
     return false;
   }
   return true;

@@ -618,6 +618,10 @@ LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
   Value gradOutput = kb.input(0, channelsShape(g, g.output));
   Value input = kb.input(1, channelsShape(g, g.input));
   Value gradWeight = kb.output(0, depthwiseWeightShape(g));
+  // The sums accumulate in f32 (an f32 scratch for bf16 and f16 weights,
+  // rounded once at the end).
+  Type element = cast<MemRefType>(gradWeight.getType()).getElementType();
+  Type accumulator = kb.computeType(element);
   if (runsChannelsLast(kb, g, g.output)) {
     // Domain (n, o..., c): the batch and the plane reduced into vectors of
     // channels, which are split across threads.
@@ -626,8 +630,7 @@ LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
     Value dyt = channelsLastCopy(kb, g, gradOutput, g.output, zeros, ones);
     SmallVector<int64_t> weightShape(g.kernel);
     weightShape.push_back(g.group);
-    Value dwt = kb.scratch(
-        weightShape, cast<MemRefType>(gradWeight.getType()).getElementType());
+    Value dwt = kb.scratch(weightShape, accumulator);
     zeroFill(kb, dwt);
     unsigned n = rank + 2;
     AffineExpr channel = affineDim(context, rank + 1);
@@ -662,7 +665,10 @@ LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
     return success();
   }
   DepthwiseSource source = depthwiseSource(kb, g, input);
-  zeroFill(kb, gradWeight);
+  Value sums = accumulator == element
+                   ? gradWeight
+                   : kb.scratch(depthwiseWeightShape(g), accumulator);
+  zeroFill(kb, sums);
 
   // Domain (c, n, o...): channels split across threads; every tap's sum
   // over the batch and the plane is an output of the one nest (a view of
@@ -681,12 +687,15 @@ LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
   forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
     inputs.push_back(source.buffer);
     maps.push_back(source.tapMap(g, n, batch, channel, positions, tap));
-    outputs.push_back(gradWeight);
+    outputs.push_back(sums);
     outputMaps.push_back(
         depthwiseWeightMap(g, n, channel, tap, /*flipped=*/false));
   });
   llvm::append_range(maps, outputMaps);
   kb.nest(domain, reduction, inputs, outputs, maps, accumulateTaps);
+  if (sums != gradWeight)
+    copyTo(kb, sums, gradWeight,
+           offsetIdentity(context, SmallVector<int64_t>(rank + 1, 0)));
   return success();
 }
 

@@ -105,6 +105,11 @@ Value castOp(KernelBuilder &kb, OpBuilder &b, Location loc, ValueRange x) {
   // either way (--amp's casts stay in f32 vectors, not f64).
   if (from == to)
     return value;
+  // A bool as 0 or 1 of any float type (bf16 and f16 included: --amp's
+  // masks), with no conversion.
+  if (from.isInteger(1) && isa<FloatType>(to))
+    return arith::SelectOp::create(b, loc, value, constant(b, loc, to, 1.0),
+                                   constant(b, loc, to, 0.0));
   if (isa<FloatType>(from) && isa<FloatType>(to)) {
     unsigned fromBits = from.getIntOrFloatBitWidth();
     unsigned toBits = to.getIntOrFloatBitWidth();

@@ -66,10 +66,12 @@ TEST_CASE("generated casts are exact", "[generated]") {
                   input.data.begin() + 1);
       }
       for (DType to : types) {
-        // bf16 and f16 convert to and from floats of 32 bits or less only.
+        // bf16 and f16 convert to and from floats of 32 bits or less
+        // only, and from bools (--amp's masks, as in ReLU6's gradient).
         auto low = [](DType t) { return t == DType::BF16 || t == DType::F16; };
         auto narrowFloat = [&](DType t) { return low(t) || t == DType::F32; };
-        if ((low(from) || low(to)) && !(narrowFloat(from) && narrowFloat(to)))
+        if ((low(from) || low(to)) &&
+            !((narrowFloat(from) || from == DType::I1) && narrowFloat(to)))
           continue;
         checkGenerated({"graph.cast", {input}, {{to, shape}}, {type("to", to)}},
                        0.0);

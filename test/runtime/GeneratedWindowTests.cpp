@@ -183,6 +183,39 @@ TEST_CASE("generated max and average pooling and their gradients match the "
   }
 }
 
+TEST_CASE("generated depthwise convolutions run bf16 and f16 exactly",
+          "[generated][conv]") {
+  // --amp's low floats: small integers, whose products and sums are exact
+  // in f32, so that the one rounding of each output (the weight
+  // gradient's sums accumulate in an f32 scratch) is the interpreter's.
+  for (const ConvCase &c : convCases()) {
+    if (c.dtype != DType::F32 || c.weight[1] != 1 || c.group != c.weight[0])
+      continue;
+    INFO(c.describe());
+    for (DType low : {DType::BF16, DType::F16}) {
+      HostTensor x = randomIntegers(low, c.input, -4, 4);
+      HostTensor w = randomIntegers(low, c.weight, -4, 4);
+      HostTensor dy = randomIntegers(low, c.output(), -4, 4);
+      std::vector<Attr> inputAttributes = c.attributes(),
+                        weightAttributes = c.attributes();
+      inputAttributes.push_back(ints("input_shape", c.input));
+      weightAttributes.push_back(ints("weight_shape", c.weight));
+      checkGenerated(
+          {"graph.conv", {x, w}, {{low, c.output()}}, c.attributes()}, 0.0);
+      checkGenerated({"graph.conv_backward_input",
+                      {dy, w},
+                      {{low, c.input}},
+                      inputAttributes},
+                     0.0);
+      checkGenerated({"graph.conv_backward_weight",
+                      {dy, x},
+                      {{low, c.weight}},
+                      weightAttributes},
+                     0.0);
+    }
+  }
+}
+
 TEST_CASE("generated max pooling and its gradient run bf16 and f16 exactly",
           "[generated][pool]") {
   // --amp's low floats: the maximum is exact in any precision, and the
