@@ -5,7 +5,7 @@
       [--reps 3] [--steps 200] [--threads 2] [--dispatch BACKEND]
 
 For each geometry (MobileNetV2's depthwise layers at 64 px and batch 8,
-EfficientNet-B0's 5x5 ones, and MobileNetV2's first one at 224 px), a
+EfficientNet-B0's 5x5 ones, and MobileNetV2's first three at 224 px), a
 one-block model exported by PyTorch:
 
     x -> x * scale (a learnable per-channel scale) -> ReLU
@@ -34,13 +34,13 @@ ROOT = os.path.dirname(HERE)
 
 # (channels, height/width, kernel, stride): MobileNetV2 at 64 px (the
 # profile of issue 25), EfficientNet-B0's 5x5 layers at 64 px, and
-# MobileNetV2's first depthwise layer at 224 px.
+# MobileNetV2's first three depthwise layers at 224 px.
 GEOMETRIES = [
     (32, 32, 3, 1), (96, 32, 3, 2), (144, 16, 3, 1), (144, 16, 3, 2),
     (192, 8, 3, 1), (192, 8, 3, 2), (384, 4, 3, 1), (576, 4, 3, 1),
     (576, 4, 3, 2), (960, 2, 3, 1),
     (240, 8, 5, 2), (480, 4, 5, 1), (672, 4, 5, 2), (1152, 2, 5, 1),
-    (32, 112, 3, 1),
+    (32, 112, 3, 1), (96, 112, 3, 2), (144, 56, 3, 1),
 ]
 BATCH = 8
 DIRECTIONS = ["graph.conv", "graph.conv_backward_input",

@@ -134,7 +134,11 @@ func.func @conv(%x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3
 // f32), as are the input gradients.
 // CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "generated"
-func.func @depthwise_conv(%x: memref<2x3x8x8xf32>, %w: memref<3x1x3x3xf32>, %y: memref<2x3x8x8xf32>, %dx: memref<2x3x8x8xf32>, %dw: memref<3x1x3x3xf32>, %w5: memref<3x1x5x5xf32>, %x2: memref<2x3x2x2xf32>, %w2: memref<6x1x3x3xf32>, %y2: memref<2x6x8x8xf32>, %xb: memref<2x3x8x8xbf16>, %wb: memref<3x1x3x3xbf16>, %dxb: memref<2x3x8x8xbf16>) {
+// Planes of 56 columns or more without strides: the forward convolution
+// and the 3x3 weight gradient are generated too.
+// CHECK: kernel.launch "graph.conv"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
+func.func @depthwise_conv(%x: memref<2x3x8x8xf32>, %w: memref<3x1x3x3xf32>, %y: memref<2x3x8x8xf32>, %dx: memref<2x3x8x8xf32>, %dw: memref<3x1x3x3xf32>, %w5: memref<3x1x5x5xf32>, %x2: memref<2x3x2x2xf32>, %w2: memref<6x1x3x3xf32>, %y2: memref<2x6x8x8xf32>, %xb: memref<2x3x8x8xbf16>, %wb: memref<3x1x3x3xbf16>, %dxb: memref<2x3x8x8xbf16>, %xl: memref<1x3x56x56xf32>, %yl: memref<1x3x56x56xf32>) {
   kernel.launch "graph.conv"(%x, %w) -> (%y) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<3x1x3x3xf32>) -> memref<2x3x8x8xf32>
   kernel.launch "graph.conv_backward_input"(%y, %w) -> (%dx) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, input_shape = array<i64: 2, 3, 8, 8>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<3x1x3x3xf32>) -> memref<2x3x8x8xf32>
   kernel.launch "graph.conv_backward_weight"(%y, %x) -> (%dw) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 3, 1, 3, 3>}} : (memref<2x3x8x8xf32>, memref<2x3x8x8xf32>) -> memref<3x1x3x3xf32>
@@ -143,6 +147,8 @@ func.func @depthwise_conv(%x: memref<2x3x8x8xf32>, %w: memref<3x1x3x3xf32>, %y: 
   kernel.launch "graph.conv_backward_input"(%y2, %w2) -> (%dx) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, input_shape = array<i64: 2, 3, 8, 8>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x6x8x8xf32>, memref<6x1x3x3xf32>) -> memref<2x3x8x8xf32>
   kernel.launch "graph.conv_backward_weight"(%xb, %xb) -> (%wb) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 3, 1, 3, 3>}} : (memref<2x3x8x8xbf16>, memref<2x3x8x8xbf16>) -> memref<3x1x3x3xbf16>
   kernel.launch "graph.conv_backward_input"(%xb, %wb) -> (%dxb) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, input_shape = array<i64: 2, 3, 8, 8>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xbf16>, memref<3x1x3x3xbf16>) -> memref<2x3x8x8xbf16>
+  kernel.launch "graph.conv"(%xl, %w) -> (%yl) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<1x3x56x56xf32>, memref<3x1x3x3xf32>) -> memref<1x3x56x56xf32>
+  kernel.launch "graph.conv_backward_weight"(%xl, %xl) -> (%dw) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 3, 1, 3, 3>}} : (memref<1x3x56x56xf32>, memref<1x3x56x56xf32>) -> memref<3x1x3x3xf32>
   return
 }
 
