@@ -1,0 +1,505 @@
+//===- GeneratedDepthwiseKernels.cpp - depthwise convolutions -----------===//
+//
+// graph.conv and its gradients where each group has one input and one
+// output channel (MobileNet's and EfficientNet's 3x3 and 5x5 layers).
+// They do a few multiply-adds per element, so they are bound by memory,
+// and the general kernels' window nests (GeneratedConvKernels.cpp) run as
+// scalar loops. Here every kernel tap is an operand of one nest, a view
+// of the same buffer whose map is a shift (a position plus a constant),
+// so the nest is vectorized along the last spatial dim, split across
+// threads, and writes each output once:
+//
+//   forward      y[n,c,o]  = bias[c] + sum_t src_t[n,c,o] * w[c,t]
+//   input grad   dx[n,c,h] = sum_t dyd[n,c,h + t*d + M] * w[c,K-1-t]
+//   weight grad  dw[c,t]   = sum_{n,o} dy[n,c,o] * src_t[n,c,o]
+//                            (one output view per tap)
+//
+// src_t[o] = xp[o*s + t*d], xp the zero-padded input. With strides, xp is
+// first split into phases (phase r of a dim holds xp[j*s + r], in one
+// scalar pass), so that src_t reads phase (t*d mod s) from position
+// o + (t*d div s): contiguous again. The input gradient reads the
+// stride-dilated gradient dyd, as the general kernel does. Planes whose
+// rows are shorter than half a vector run channels-last instead (below).
+// Sums are f32 (bf16 and f16 are widened; the weight gradient sums in an
+// f32 scratch), taps in row-major order.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Conversion/ConvGeometry.h"
+
+namespace trainc::conversion {
+namespace {
+
+/// [N, C, spatial...] for a depthwise convolution's C = G channels.
+SmallVector<int64_t> channelsShape(const ConvGeometry &g,
+                                   ArrayRef<int64_t> spatial) {
+  SmallVector<int64_t> shape = {g.batch, g.group};
+  llvm::append_range(shape, spatial);
+  return shape;
+}
+SmallVector<int64_t> depthwiseWeightShape(const ConvGeometry &g) {
+  SmallVector<int64_t> shape = {g.group};
+  llvm::append_range(shape, g.kernel);
+  return shape;
+}
+
+/// Calls `fn` with every kernel tap, in row-major order.
+void forEachTap(ArrayRef<int64_t> kernel,
+                llvm::function_ref<void(ArrayRef<int64_t>)> fn) {
+  int64_t count = 1;
+  for (int64_t extent : kernel)
+    count *= extent;
+  SmallVector<int64_t> tap(kernel.size(), 0);
+  for (int64_t flat = 0; flat < count; ++flat) {
+    int64_t rest = flat;
+    for (int i = static_cast<int>(kernel.size()) - 1; i >= 0; --i) {
+      tap[i] = rest % kernel[i];
+      rest /= kernel[i];
+    }
+    fn(tap);
+  }
+}
+
+/// What the taps of a forward convolution or weight gradient read: the
+/// padded input [N, C, Dp...], or with strides its phases [N, C, s1, E1,
+/// s2, E2, ...] (E = O + (K-1)*d div s: every position a tap reads).
+struct DepthwiseSource {
+  Value buffer;
+  bool phased = false;
+
+  /// The map of src_t (`tap`) over a domain whose batch, channel and
+  /// output position dims are `n`, `c` and `positions`.
+  AffineMap tapMap(const ConvGeometry &g, unsigned numDims, AffineExpr n,
+                   AffineExpr c, ArrayRef<AffineExpr> positions,
+                   ArrayRef<int64_t> tap) const {
+    MLIRContext *context = n.getContext();
+    SmallVector<AffineExpr> results = {n, c};
+    for (unsigned i = 0; i < g.rank(); ++i) {
+      int64_t offset = tap[i] * g.dilations[i];
+      if (phased) {
+        results.push_back(
+            getAffineConstantExpr(offset % g.strides[i], context));
+        results.push_back(positions[i] + offset / g.strides[i]);
+      } else {
+        results.push_back(positions[i] + offset);
+      }
+    }
+    return mapOf(context, numDims, results);
+  }
+};
+
+DepthwiseSource depthwiseSource(KernelBuilder &kb, const ConvGeometry &g,
+                                Value input) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  bool strided = llvm::any_of(g.strides, [](int64_t s) { return s > 1; });
+  SmallVector<int64_t> padded = g.padded, phaseExtents;
+  for (unsigned i = 0; i < rank; ++i) {
+    int64_t extent =
+        g.output[i] + (g.kernel[i] - 1) * g.dilations[i] / g.strides[i];
+    phaseExtents.push_back(extent);
+    if (strided) // the last phase's last position may lie past the reach
+      padded[i] = std::max(padded[i], extent * g.strides[i]);
+  }
+  SmallVector<int64_t> offsets = {0, 0};
+  llvm::append_range(offsets, g.padsBegin);
+  Value xp = placedCopy(kb, input, channelsShape(g, padded), offsets);
+  if (!strided)
+    return {xp, false};
+
+  // phases[n, c, r1, j1, ...] = xp[n, c, j1*s1 + r1, ...].
+  SmallVector<int64_t> shape = {g.batch, g.group};
+  SmallVector<AffineExpr> read = {affineDim(context, 0), affineDim(context, 1)};
+  for (unsigned i = 0; i < rank; ++i) {
+    shape.push_back(g.strides[i]);
+    shape.push_back(phaseExtents[i]);
+    read.push_back(affineDim(context, 3 + 2 * i) * g.strides[i] +
+                   affineDim(context, 2 + 2 * i));
+  }
+  Value phases =
+      kb.scratch(shape, cast<MemRefType>(input.getType()).getElementType());
+  SmallVector<int64_t> zeros(shape.size(), 0);
+  kb.nest(shape, SmallVector<bool>(shape.size(), false), {xp}, {phases},
+          {mapOf(context, shape.size(), read), offsetIdentity(context, zeros)},
+          [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
+            return {x[0]};
+          });
+  return {phases, true};
+}
+
+/// The map of w[c, t] (or of the flipped tap K-1-t), or with
+/// `channelsLast` of the transposed weight wt[t, c].
+AffineMap depthwiseWeightMap(const ConvGeometry &g, unsigned numDims,
+                             AffineExpr c, ArrayRef<int64_t> tap, bool flipped,
+                             bool channelsLast = false) {
+  MLIRContext *context = c.getContext();
+  SmallVector<AffineExpr> results;
+  for (unsigned i = 0; i < g.rank(); ++i)
+    results.push_back(getAffineConstantExpr(
+        flipped ? g.kernel[i] - 1 - tap[i] : tap[i], context));
+  results.insert(channelsLast ? results.end() : results.begin(), c);
+  return mapOf(context, numDims, results);
+}
+
+/// The dims of a domain from `first` on, as expressions.
+SmallVector<AffineExpr> dimsFrom(MLIRContext *context, unsigned first,
+                                 unsigned count) {
+  SmallVector<AffineExpr> dims;
+  for (unsigned i = 0; i < count; ++i)
+    dims.push_back(affineDim(context, first + i));
+  return dims;
+}
+
+/// The maps of every tap's operands over a nest, appended to `maps` and
+/// `inputs`: `read(tap)` for `source`, then w[c, t] (flipped: K-1-t) for
+/// `weight`, tap by tap.
+void appendTapOperands(const ConvGeometry &g, unsigned numDims, AffineExpr c,
+                       Value source,
+                       llvm::function_ref<AffineMap(ArrayRef<int64_t>)> read,
+                       Value weight, bool flipped, SmallVector<Value> &inputs,
+                       SmallVector<AffineMap> &maps,
+                       bool channelsLast = false) {
+  SmallVector<AffineMap> weightMaps;
+  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+    inputs.push_back(source);
+    maps.push_back(read(tap));
+    weightMaps.push_back(
+        depthwiseWeightMap(g, numDims, c, tap, flipped, channelsLast));
+  });
+  inputs.append(weightMaps.size(), weight);
+  llvm::append_range(maps, weightMaps);
+}
+
+/// The body sum_t x[t] * x[taps + t], from x[2 * taps] when `fromLast`
+/// (a bias) or from zero.
+SmallVector<Value> tapSum(OpBuilder &b, Location loc, ValueRange x,
+                          int64_t taps, bool fromLast) {
+  Value sum = fromLast ? x[2 * taps] : constant(b, loc, x[0].getType(), 0.0);
+  for (int64_t t = 0; t < taps; ++t)
+    sum = arith::AddFOp::create(
+        b, loc, sum, arith::MulFOp::create(b, loc, x[t], x[taps + t]));
+  return {sum};
+}
+
+/// A weight gradient's body: x = (dy, src_0.., dw_0..), each dw_t + dy *
+/// src_t.
+SmallVector<Value> accumulateTaps(OpBuilder &b, Location loc, ValueRange x) {
+  int64_t taps = (x.size() - 1) / 2;
+  SmallVector<Value> sums;
+  for (int64_t t = 0; t < taps; ++t)
+    sums.push_back(
+        arith::AddFOp::create(b, loc, x[1 + taps + t],
+                              arith::MulFOp::create(b, loc, x[0], x[1 + t])));
+  return sums;
+}
+
+int64_t tapCount(const ConvGeometry &g) {
+  int64_t count = 1;
+  for (int64_t extent : g.kernel)
+    count *= extent;
+  return count;
+}
+
+/// The nest over `domain` that writes `output` (an identity map) with the
+/// sum of the taps in `inputs` and `maps` (appendTapOperands'), plus
+/// bias[channel] when there is a bias.
+void tapSumNest(KernelBuilder &kb, const ConvGeometry &g,
+                ArrayRef<int64_t> domain, SmallVector<Value> inputs,
+                SmallVector<AffineMap> maps, Value bias, AffineExpr channel,
+                Value output) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned n = domain.size();
+  if (bias) {
+    inputs.push_back(bias);
+    maps.push_back(mapOf(context, n, {channel}));
+  }
+  maps.push_back(offsetIdentity(context, SmallVector<int64_t>(n, 0)));
+  int64_t taps = tapCount(g);
+  kb.nest(domain, SmallVector<bool>(n, false), inputs, {output}, maps,
+          [&](OpBuilder &b, Location loc, ValueRange x) {
+            return tapSum(b, loc, x, taps, bool(bias));
+          });
+}
+
+//===----------------------------------------------------------------------===//
+// Channels-last depthwise kernels, for planes whose rows are shorter than
+// half a vector (MobileNet's 2x2 and 4x4 stages at 64 px): along such a
+// row most lanes of every vector would be masked off, so these kernels
+// copy their operands into [N, D..., C] (and the weight into [K..., C]),
+// run every tap along the channels, which are contiguous there, and copy
+// the result back. The copies are scalar passes over small planes.
+//===----------------------------------------------------------------------===//
+
+/// Whether the nests of a depthwise kernel over `plane` (output or input
+/// positions) run channels-last.
+bool runsChannelsLast(KernelBuilder &kb, const ConvGeometry &g,
+                      ArrayRef<int64_t> plane) {
+  return !plane.empty() && plane.back() < kb.vectorLanes / 2 &&
+         g.group >= kb.vectorLanes;
+}
+
+/// A nest over `source`'s shape that copies each element to `target` at
+/// `write` (a permutation, with offsets and steps).
+void copyTo(KernelBuilder &kb, Value source, Value target, AffineMap write) {
+  MLIRContext *context = kb.builder.getContext();
+  ArrayRef<int64_t> shape = cast<MemRefType>(source.getType()).getShape();
+  kb.nest(
+      shape, SmallVector<bool>(shape.size(), false), {source}, {target},
+      {offsetIdentity(context, SmallVector<int64_t>(shape.size(), 0)), write},
+      [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
+        return {x[0]};
+      });
+}
+
+/// `source` [N, C, D...] in a new zeroed scratch [N, extents..., C], at
+/// position d * step + offset of each spatial dim.
+Value channelsLastCopy(KernelBuilder &kb, const ConvGeometry &g, Value source,
+                       ArrayRef<int64_t> extents, ArrayRef<int64_t> offsets,
+                       ArrayRef<int64_t> steps) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  SmallVector<int64_t> shape = {g.batch};
+  llvm::append_range(shape, extents);
+  shape.push_back(g.group);
+  Value target =
+      kb.scratch(shape, cast<MemRefType>(source.getType()).getElementType());
+  zeroFill(kb, target);
+  SmallVector<AffineExpr> write = {affineDim(context, 0)};
+  for (unsigned i = 0; i < rank; ++i)
+    write.push_back(affineDim(context, 2 + i) * steps[i] + offsets[i]);
+  write.push_back(affineDim(context, 1));
+  copyTo(kb, source, target, mapOf(context, rank + 2, write));
+  return target;
+}
+
+/// The weight [C, K...] transposed into a new scratch [K..., C].
+Value channelsLastWeight(KernelBuilder &kb, const ConvGeometry &g,
+                         Value weight) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  SmallVector<int64_t> shape(g.kernel);
+  shape.push_back(g.group);
+  Value target =
+      kb.scratch(shape, cast<MemRefType>(weight.getType()).getElementType());
+  SmallVector<AffineExpr> write = dimsFrom(context, 1, rank);
+  write.push_back(affineDim(context, 0));
+  copyTo(kb, weight, target, mapOf(context, rank + 1, write));
+  return target;
+}
+
+/// output[n, c, p...] = result[n, p..., c].
+void copyFromChannelsLast(KernelBuilder &kb, const ConvGeometry &g,
+                          Value result, Value output) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  // Over the result's domain (n, p..., c), written to (n, c, p...).
+  SmallVector<AffineExpr> write = {affineDim(context, 0),
+                                   affineDim(context, rank + 1)};
+  llvm::append_range(write, dimsFrom(context, 1, rank));
+  copyTo(kb, result, output, mapOf(context, rank + 2, write));
+}
+
+/// Every tap channels-last, in one nest over (n, p..., c):
+/// result[n, p..., c] = (bias[c] +) sum_t source[n, p*s + t*d + shift...,
+/// c] * wt[t..., c] (the tap flipped, K-1-t, for `flipped`), copied back
+/// into `output` [N, C, p...].
+void channelsLastTaps(KernelBuilder &kb, const ConvGeometry &g, Value source,
+                      Value wt, Value bias, ArrayRef<int64_t> plane,
+                      ArrayRef<int64_t> strides, ArrayRef<int64_t> shifts,
+                      bool flipped, Value output) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  SmallVector<int64_t> domain = {g.batch};
+  llvm::append_range(domain, plane);
+  domain.push_back(g.group);
+  Value result =
+      kb.scratch(domain, cast<MemRefType>(output.getType()).getElementType());
+  unsigned n = rank + 2;
+  AffineExpr channel = affineDim(context, rank + 1);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  appendTapOperands(
+      g, n, channel, source,
+      [&](ArrayRef<int64_t> tap) {
+        SmallVector<AffineExpr> read = {affineDim(context, 0)};
+        for (unsigned i = 0; i < rank; ++i)
+          read.push_back(affineDim(context, 1 + i) * strides[i] +
+                         tap[i] * g.dilations[i] + shifts[i]);
+        read.push_back(channel);
+        return mapOf(context, n, read);
+      },
+      wt, flipped, inputs, maps, /*channelsLast=*/true);
+  tapSumNest(kb, g, domain, inputs, maps, bias, channel, result);
+  copyFromChannelsLast(kb, g, result, output);
+}
+
+} // namespace
+
+LogicalResult buildDepthwiseConv(KernelBuilder &kb, const ConvGeometry &g) {
+  MLIRContext *context = kb.builder.getContext();
+  bool hasBias = kb.launch.getInputs().size() == 3;
+  Value input = kb.input(0, channelsShape(g, g.input));
+  Value weight = kb.input(1, depthwiseWeightShape(g));
+  Value bias = hasBias ? kb.input(2, {g.group}) : Value();
+  SmallVector<int64_t> domain = channelsShape(g, g.output);
+  Value output = kb.output(0, domain);
+  if (runsChannelsLast(kb, g, g.output)) {
+    unsigned rank = g.rank();
+    Value xt = channelsLastCopy(kb, g, input, g.padded, g.padsBegin,
+                                SmallVector<int64_t>(rank, 1));
+    channelsLastTaps(kb, g, xt, channelsLastWeight(kb, g, weight), bias,
+                     g.output, g.strides, SmallVector<int64_t>(rank, 0),
+                     /*flipped=*/false, output);
+    return success();
+  }
+  DepthwiseSource source = depthwiseSource(kb, g, input);
+
+  // Domain (n, c, o...): y = bias + every tap, in one pass.
+  unsigned n = domain.size();
+  AffineExpr batch = affineDim(context, 0), channel = affineDim(context, 1);
+  SmallVector<AffineExpr> positions = dimsFrom(context, 2, g.rank());
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  appendTapOperands(
+      g, n, channel, source.buffer,
+      [&](ArrayRef<int64_t> tap) {
+        return source.tapMap(g, n, batch, channel, positions, tap);
+      },
+      weight, /*flipped=*/false, inputs, maps);
+  tapSumNest(kb, g, domain, inputs, maps, bias, channel, output);
+  return success();
+}
+
+LogicalResult buildDepthwiseConvBackwardInput(KernelBuilder &kb,
+                                              const ConvGeometry &g) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  Value gradOutput = kb.input(0, channelsShape(g, g.output));
+  Value weight = kb.input(1, depthwiseWeightShape(g));
+  SmallVector<int64_t> domain = channelsShape(g, g.input);
+  Value gradInput = kb.output(0, domain);
+
+  DilatedGradient dyd = dilatedGradient(g);
+  ArrayRef<int64_t> shifts = dyd.shifts;
+  if (runsChannelsLast(kb, g, g.input)) {
+    // Domain (n, h..., c).
+    Value dydt =
+        channelsLastCopy(kb, g, gradOutput, dyd.shape, dyd.offsets, g.strides);
+    channelsLastTaps(kb, g, dydt, channelsLastWeight(kb, g, weight), Value(),
+                     g.input, SmallVector<int64_t>(rank, 1), shifts,
+                     /*flipped=*/true, gradInput);
+    return success();
+  }
+  SmallVector<int64_t> offsets = {0, 0}, steps = {1, 1};
+  llvm::append_range(offsets, dyd.offsets);
+  llvm::append_range(steps, g.strides);
+  Value dilated =
+      placedCopy(kb, gradOutput, channelsShape(g, dyd.shape), offsets, steps);
+
+  // Domain (n, c, h...): dx = every tap of dyd, in one pass.
+  unsigned n = domain.size();
+  AffineExpr channel = affineDim(context, 1);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  appendTapOperands(
+      g, n, channel, dilated,
+      [&](ArrayRef<int64_t> tap) {
+        SmallVector<AffineExpr> window = {affineDim(context, 0), channel};
+        for (unsigned i = 0; i < rank; ++i)
+          window.push_back(affineDim(context, 2 + i) + tap[i] * g.dilations[i] +
+                           shifts[i]);
+        return mapOf(context, n, window);
+      },
+      weight, /*flipped=*/true, inputs, maps);
+  tapSumNest(kb, g, domain, inputs, maps, Value(), channel, gradInput);
+  return success();
+}
+
+LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
+                                               const ConvGeometry &g) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  Value gradOutput = kb.input(0, channelsShape(g, g.output));
+  Value input = kb.input(1, channelsShape(g, g.input));
+  Value gradWeight = kb.output(0, depthwiseWeightShape(g));
+  // The sums accumulate in f32 (an f32 scratch for bf16 and f16 weights,
+  // rounded once at the end).
+  Type element = cast<MemRefType>(gradWeight.getType()).getElementType();
+  Type accumulator = kb.computeType(element);
+  if (runsChannelsLast(kb, g, g.output)) {
+    // Domain (n, o..., c): the batch and the plane reduced into vectors of
+    // channels, which are split across threads.
+    SmallVector<int64_t> ones(rank, 1), zeros(rank, 0);
+    Value xt = channelsLastCopy(kb, g, input, g.padded, g.padsBegin, ones);
+    Value dyt = channelsLastCopy(kb, g, gradOutput, g.output, zeros, ones);
+    SmallVector<int64_t> weightShape(g.kernel);
+    weightShape.push_back(g.group);
+    Value dwt = kb.scratch(weightShape, accumulator);
+    zeroFill(kb, dwt);
+    unsigned n = rank + 2;
+    AffineExpr channel = affineDim(context, rank + 1);
+    SmallVector<Value> inputs = {dyt}, outputs;
+    SmallVector<AffineMap> maps = {offsetIdentity(context,
+                                                  SmallVector<int64_t>(n, 0))},
+                           outputMaps;
+    forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+      SmallVector<AffineExpr> read = {affineDim(context, 0)};
+      for (unsigned i = 0; i < rank; ++i)
+        read.push_back(affineDim(context, 1 + i) * g.strides[i] +
+                       tap[i] * g.dilations[i]);
+      read.push_back(channel);
+      inputs.push_back(xt);
+      maps.push_back(mapOf(context, n, read));
+      outputs.push_back(dwt);
+      outputMaps.push_back(depthwiseWeightMap(g, n, channel, tap,
+                                              /*flipped=*/false,
+                                              /*channelsLast=*/true));
+    });
+    llvm::append_range(maps, outputMaps);
+    SmallVector<int64_t> domain = {g.batch};
+    llvm::append_range(domain, g.output);
+    domain.push_back(g.group);
+    SmallVector<bool> reduction(n, true);
+    reduction.back() = false;
+    kb.nest(domain, reduction, inputs, outputs, maps, accumulateTaps);
+    // dw[c, t...] = dwt[t..., c].
+    SmallVector<AffineExpr> write = {affineDim(context, rank)};
+    llvm::append_range(write, dimsFrom(context, 0, rank));
+    copyTo(kb, dwt, gradWeight, mapOf(context, rank + 1, write));
+    return success();
+  }
+  DepthwiseSource source = depthwiseSource(kb, g, input);
+  Value sums = accumulator == element
+                   ? gradWeight
+                   : kb.scratch(depthwiseWeightShape(g), accumulator);
+  zeroFill(kb, sums);
+
+  // Domain (c, n, o...): channels split across threads; every tap's sum
+  // over the batch and the plane is an output of the one nest (a view of
+  // dw at that tap), reduced along the vectors.
+  SmallVector<int64_t> domain = {g.group, g.batch};
+  llvm::append_range(domain, g.output);
+  unsigned n = domain.size();
+  SmallVector<bool> reduction(n, true);
+  reduction[0] = false;
+  AffineExpr channel = affineDim(context, 0), batch = affineDim(context, 1);
+  SmallVector<AffineExpr> positions = dimsFrom(context, 2, rank);
+  SmallVector<AffineExpr> gradient = {batch, channel};
+  llvm::append_range(gradient, positions);
+  SmallVector<Value> inputs = {gradOutput}, outputs;
+  SmallVector<AffineMap> maps = {mapOf(context, n, gradient)}, outputMaps;
+  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+    inputs.push_back(source.buffer);
+    maps.push_back(source.tapMap(g, n, batch, channel, positions, tap));
+    outputs.push_back(sums);
+    outputMaps.push_back(
+        depthwiseWeightMap(g, n, channel, tap, /*flipped=*/false));
+  });
+  llvm::append_range(maps, outputMaps);
+  kb.nest(domain, reduction, inputs, outputs, maps, accumulateTaps);
+  if (sums != gradWeight)
+    copyTo(kb, sums, gradWeight,
+           offsetIdentity(context, SmallVector<int64_t>(rank + 1, 0)));
+  return success();
+}
+
+} // namespace trainc::conversion
