@@ -3,6 +3,7 @@
 
   /usr/bin/python3 bench/depthwise.py [--build-dir build] [--workdir DIR]
       [--reps 3] [--steps 200] [--threads 2] [--dispatch BACKEND]
+      [--cpu NAME]
 
 For each geometry (MobileNetV2's depthwise layers at 64 px and batch 8,
 EfficientNet-B0's 5x5 ones, and MobileNetV2's first three at 224 px), a
@@ -19,7 +20,9 @@ with the scale: one pass reading x and writing the ReLU). Each conv
 direction's bandwidth (its operands' bytes over its time, as --profile
 counts them) is divided by the ReLU's: the issue's criterion is at least
 0.5. --dispatch sets the backend of all three directions (e.g. dnnl, to
-compare with oneDNN; the default is what dispatch chooses). Prints a
+compare with oneDNN; the default is what dispatch chooses). --cpu
+compiles for another target (e.g. znver3: AVX2 code on an AVX-512 host;
+run with DNNL_MAX_CPU_ISA=AVX2 to keep oneDNN to AVX2 as well). Prints a
 Markdown table of the medians over --reps rounds. Not a test: nothing here
 fails on speed."""
 import argparse
@@ -68,12 +71,12 @@ def export_model(path, channels, size, kernel, stride):
                       output_names=["y"], opset_version=13)
 
 
-def profile(trainc, model, workdir, steps, threads, dispatch):
+def profile(trainc, model, workdir, steps, threads, dispatch, cpu):
     command = [trainc, "compile", model, "--batch", str(BATCH), "--loss", "mse",
                "--optimizer", "sgd", "--lr", "0.01", "-o",
                os.path.join(workdir, "depthwise.so"), "--profile",
                "--profile-steps", str(steps), "--profile-threads", str(threads),
-               "--profile-launches", "0"]
+               "--profile-launches", "0", "--cpu", cpu]
     for kernel in DIRECTIONS if dispatch else []:
         command += ["--dispatch", f"{kernel}={dispatch}"]
     run = subprocess.run(command, capture_output=True, text=True)
@@ -107,6 +110,7 @@ def main():
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--dispatch", default="",
                         help="backend of all three directions (default: dispatch's choice)")
+    parser.add_argument("--cpu", default="native", help="trainc compile --cpu")
     parser.add_argument("--only", help="comma-separated indices into the geometries")
     args = parser.parse_args()
     trainc = os.path.join(args.build_dir, "bin", "trainc")
@@ -126,9 +130,9 @@ def main():
     for _ in range(args.reps):  # rounds: every model once per round
         for geometry, path in models:
             samples[geometry].append(profile(trainc, path, workdir, args.steps,
-                                             args.threads, args.dispatch))
+                                             args.threads, args.dispatch, args.cpu))
 
-    print(f"\nbatch {BATCH}, {args.threads} threads, median of {args.reps} rounds "
+    print(f"\n--cpu {args.cpu}, batch {BATCH}, {args.threads} threads, median of {args.reps} rounds "
           f"of {args.steps} steps; ms per launch with its backend, and its "
           "bandwidth over the copy's (the scale and ReLU: one pass over the "
           "conv input's bytes)\n")
