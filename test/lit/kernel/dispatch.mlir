@@ -135,9 +135,20 @@ func.func @conv(%x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3
 // CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "generated"
 // Planes of 56 columns or more without strides: the forward convolution
-// and the 3x3 weight gradient are generated too.
+// and the 3x3 weight gradient are generated too, on AVX-512 targets only.
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
+// AVX2-LABEL: func.func @depthwise_conv
+// AVX2: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
+// AVX2: kernel.launch "graph.conv_backward_input"{{.*}}backend = "generated"
+// AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
+// AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
+// AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
+// AVX2: kernel.launch "graph.conv_backward_input"{{.*}}backend = "dnnl"
+// AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
+// AVX2: kernel.launch "graph.conv_backward_input"{{.*}}backend = "generated"
+// AVX2: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
+// AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
 func.func @depthwise_conv(%x: memref<2x3x8x8xf32>, %w: memref<3x1x3x3xf32>, %y: memref<2x3x8x8xf32>, %dx: memref<2x3x8x8xf32>, %dw: memref<3x1x3x3xf32>, %w5: memref<3x1x5x5xf32>, %x2: memref<2x3x2x2xf32>, %w2: memref<6x1x3x3xf32>, %y2: memref<2x6x8x8xf32>, %xb: memref<2x3x8x8xbf16>, %wb: memref<3x1x3x3xbf16>, %dxb: memref<2x3x8x8xbf16>, %xl: memref<1x3x56x56xf32>, %yl: memref<1x3x56x56xf32>) {
   kernel.launch "graph.conv"(%x, %w) -> (%y) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<3x1x3x3xf32>) -> memref<2x3x8x8xf32>
   kernel.launch "graph.conv_backward_input"(%y, %w) -> (%dx) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, input_shape = array<i64: 2, 3, 8, 8>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<3x1x3x3xf32>) -> memref<2x3x8x8xf32>
