@@ -1,5 +1,6 @@
 //===- BackendRegistry.cpp - which backend runs a kernel launch -----------===//
 #include "dialects/kernel/BackendRegistry.h"
+#include "dialects/kernel/BackendPredicates.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -9,7 +10,7 @@ using namespace mlir;
 
 namespace trainc::kernel {
 
-static bool allFloat32(LaunchOp launch, std::string &whyNot) {
+bool allFloat32(LaunchOp launch, std::string &whyNot) {
   for (Value buffer : launch->getOperands())
     if (!cast<MemRefType>(buffer.getType()).getElementType().isF32()) {
       whyNot = "it handles f32 buffers only";
@@ -21,9 +22,7 @@ static bool allFloat32(LaunchOp launch, std::string &whyNot) {
 static bool always(LaunchOp, std::string &) { return true; }
 
 /// bf16 or f16: the low precisions of --amp.
-static bool isLowFloat(Type element) {
-  return element.isBF16() || element.isF16();
-}
+bool isLowFloat(Type element) { return element.isBF16() || element.isF16(); }
 
 /// No bf16 or f16 buffer: the runtime's reference kernels compute in f32,
 /// f64 and integers only.
@@ -109,13 +108,13 @@ static bool floatOrIntegerOrMask(LaunchOp launch, std::string &whyNot) {
 // oneDNN: what lib/Runtime/kernels/Dnnl*.cpp refuse, these reject.
 //===----------------------------------------------------------------------===//
 
-static ArrayRef<int64_t> shapeOf(Value buffer) {
+ArrayRef<int64_t> shapeOf(Value buffer) {
   return cast<MemRefType>(buffer.getType()).getShape();
 }
 
 /// All f32, or all of one low float type (bf16, f16): kernels exact in any
 /// precision (max pooling), which generated code computes in f32.
-static bool allFloat32OrLow(LaunchOp launch, std::string &whyNot) {
+bool allFloat32OrLow(LaunchOp launch, std::string &whyNot) {
   Type first =
       cast<MemRefType>(launch->getOperand(0).getType()).getElementType();
   bool same = llvm::all_of(launch->getOperands(), [&](Value buffer) {
@@ -181,7 +180,7 @@ static bool dnnlMatmul(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
-static ArrayRef<int64_t> integers(LaunchOp launch, StringRef name) {
+ArrayRef<int64_t> integers(LaunchOp launch, StringRef name) {
   auto array = launch.getOptions().getAs<DenseI64ArrayAttr>(name);
   return array ? array.asArrayRef() : ArrayRef<int64_t>();
 }
@@ -244,71 +243,6 @@ static bool dnnlPool(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
-//===----------------------------------------------------------------------===//
-// Convolutions over small output planes (ResNet-18's last stages at CIFAR
-// size: 2x2 and 1x1). oneDNN 2.6 runs them through per-image im2col GEMMs
-// (`gemm:jit`) over every kernel tap, even taps that read only padding;
-// the openblas kernels run one GEMM over all images and only the taps that
-// read the input (lib/Runtime/kernels/OpenBlasConvKernels.cpp, BatchedConv,
-// whose runsBatched() accepts every launch these accept). Measured with
-// `trainc-runtime-tests "[dnnl][bench]"` (docs/RUNTIME.md, Dispatch).
-//===----------------------------------------------------------------------===//
-
-/// A conv's geometry from a launch: the output plane (positions per
-/// image and channel), the kernel taps, and how many taps read an input
-/// element at some output position.
-struct ConvPlane {
-  int64_t plane = 1, taps = 1, liveTaps = 1, gathered = 0;
-};
-
-/// `data` is the [N, C, D...] operand on the input side, `result` the one
-/// on the output side, `kernel` the weight shape [M, C/group, K...].
-static std::optional<ConvPlane> convPlane(LaunchOp launch,
-                                          ArrayRef<int64_t> data,
-                                          ArrayRef<int64_t> result,
-                                          ArrayRef<int64_t> kernel) {
-  size_t rank = data.size() < 3 ? 0 : data.size() - 2;
-  ArrayRef<int64_t> strides = integers(launch, "strides");
-  ArrayRef<int64_t> pads = integers(launch, "pads");
-  ArrayRef<int64_t> dilations = integers(launch, "dilations");
-  if (rank == 0 || result.size() != data.size() ||
-      kernel.size() != data.size() || strides.size() != rank ||
-      pads.size() != 2 * rank || dilations.size() != rank)
-    return std::nullopt;
-  ConvPlane conv;
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t live = 0;
-    for (int64_t k = 0; k < kernel[d + 2]; ++k) {
-      bool reads = false;
-      for (int64_t o = 0; o < result[d + 2] && !reads; ++o) {
-        int64_t at = o * strides[d] - pads[d] + k * dilations[d];
-        reads = at >= 0 && at < data[d + 2];
-      }
-      live += reads;
-    }
-    conv.plane *= result[d + 2];
-    conv.taps *= kernel[d + 2];
-    conv.liveTaps *= live;
-  }
-  // What BatchedConv gathers (group 1 bounds every group count).
-  conv.gathered = (result[1] + data[1] * conv.taps) * data[0] * conv.plane;
-  return conv;
-}
-
-static bool smallPlane(const std::optional<ConvPlane> &conv,
-                       std::string &whyNot) {
-  if (!conv) {
-    whyNot = "its operands and window attributes do not match";
-    return false;
-  }
-  if (conv->plane > 4 || conv->gathered > (int64_t(1) << 24)) {
-    whyNot = "its output planes are larger than 4 positions (or its "
-             "gathered operands larger than 64 MiB)";
-    return false;
-  }
-  return true;
-}
-
 /// The target recorded on `launch`'s module ("cpu" when none is).
 static StringRef targetOf(LaunchOp launch) {
   auto module = launch->getParentOfType<ModuleOp>();
@@ -349,131 +283,6 @@ int64_t targetVectorLanes(LaunchOp launch) {
   auto lanes = module ? module->getAttrOfType<IntegerAttr>(kVectorLanesAttrName)
                       : nullptr;
   return lanes ? lanes.getInt() : 16;
-}
-
-/// Weight gradients over planes of at most 4 positions with windows wider
-/// than one tap, on targets without AVX-512. On a Zen 3 (AVX2) at 2
-/// threads: 2.1 against 3.5 ms (256 channels at 2x2), 1.2 against 17.4
-/// (512 at 1x1), 1.2 against 5.1 (2x2 to 1x1, stride 2); 1x1 windows are a
-/// tie (0.24 against 0.20). With AVX-512 oneDNN's are faster: on a Zen 4,
-/// 0.98 against 1.83 ms at 2x2, and ResNet-18's step 36.8-37.5 against
-/// 39.8-40.4 ms with every weight gradient on oneDNN.
-static bool smallPlaneConvWeight(LaunchOp launch, std::string &whyNot) {
-  if (!allFloat32(launch, whyNot))
-    return false;
-  if (targetVectorLanes(launch) >= 16) {
-    whyNot = "the target has AVX-512, where oneDNN's weight gradients were "
-             "faster";
-    return false;
-  }
-  std::optional<ConvPlane> conv =
-      convPlane(launch, shapeOf(launch.getInputs()[1]),
-                shapeOf(launch.getInputs()[0]),
-                integers(launch, "weight_shape"));
-  if (!smallPlane(conv, whyNot))
-    return false;
-  if (conv->taps == 1) {
-    whyNot = "its window is a single tap";
-    return false;
-  }
-  return true;
-}
-
-/// Forward convs and input gradients over planes of at most 4 positions
-/// where some taps read only padding (oneDNN multiplies them by zeros): at
-/// 2 threads, forward 1.2 against 2.6 ms and input gradient 1.1 against
-/// 2.0 (512 channels at 1x1), 1.0 against 1.6 and 1.1 against 1.4 (2x2 to
-/// 1x1, stride 2). Where every tap reads the input oneDNN is faster (1.5
-/// against 2.4 ms, 256 channels at 2x2).
-static bool smallPlaneConvPaddedTaps(LaunchOp launch, std::string &whyNot) {
-  if (!allFloat32(launch, whyNot))
-    return false;
-  bool forward = launch.getKernel() == "graph.conv";
-  Value x = forward ? launch.getInputs()[0] : launch.getOutputs()[0];
-  Value y = forward ? launch.getOutputs()[0] : launch.getInputs()[0];
-  std::optional<ConvPlane> conv =
-      convPlane(launch, shapeOf(x), shapeOf(y),
-                shapeOf(launch.getInputs()[1]));
-  if (!smallPlane(conv, whyNot))
-    return false;
-  if (conv->liveTaps == conv->taps) {
-    whyNot = "every kernel tap reads the input";
-    return false;
-  }
-  return true;
-}
-
-/// Depthwise convolutions (one input and one output channel per group),
-/// f32: the generated kernels run every tap in one vectorized nest
-/// (GeneratedConvKernels.cpp). `bench/depthwise.py` on a Zen 4 (2
-/// threads, MobileNetV2's and EfficientNet-B0's layers at 64 px, batch 8;
-/// docs/PERFORMANCE.md): oneDNN 2.6's input gradients are 10-30x slower
-/// than the generated ones everywhere (1.6 against 0.05 ms at 960 channels
-/// of 2x2); its weight gradients are faster for 3x3 windows over inputs of
-/// at least 3x3 (0.02-0.12 against 0.05-0.31 ms) but 2-16x slower for
-/// 5x5 windows and 2x2 planes; its forward convolutions are faster
-/// but over large planes without strides. There (MobileNetV2's first
-/// layers at 224 px: 32 x 112x112 and 144 x 56x56) the generated forward
-/// and weight gradient take 1.6 and 1.9 against 2.5 and 3.0 ms, and 1.5
-/// and 2.2 against 3.1 and 3.8 ms; at 32x32 the two are even. That holds
-/// with AVX-512 only: compiled for AVX2 (`--cpu znver3`, oneDNN limited
-/// to AVX2, on the same Zen 4) the generated ones took 3.2 and 3.1
-/// against 2.3 and 2.9 ms, and 4.4 and 4.0 against 2.6 and 3.1 ms.
-static bool largeUnstridedPlane(LaunchOp launch, ArrayRef<int64_t> output) {
-  ArrayRef<int64_t> strides = integers(launch, "strides");
-  return targetVectorLanes(launch) >= 16 && output.size() > 2 &&
-         output.back() >= 56 &&
-         llvm::all_of(strides, [](int64_t s) { return s == 1; });
-}
-static bool isDepthwise(LaunchOp launch, ArrayRef<int64_t> weight,
-                        std::string &whyNot) {
-  if (!allFloat32OrLow(launch, whyNot))
-    return false;
-  auto group = launch.getOptions().getAs<IntegerAttr>("group");
-  if (weight.size() < 3 || weight[1] != 1 || !group ||
-      group.getInt() != weight[0]) {
-    whyNot = "it is not depthwise (one input and one output channel per "
-             "group)";
-    return false;
-  }
-  return true;
-}
-
-static bool generatedDepthwiseForward(LaunchOp launch, std::string &whyNot) {
-  if (!isDepthwise(launch, shapeOf(launch.getInputs()[1]), whyNot))
-    return false;
-  if (!largeUnstridedPlane(launch, shapeOf(launch.getOutputs()[0]))) {
-    whyNot = "oneDNN's depthwise forward convolutions were faster but over "
-             "planes of at least 56 columns without strides on AVX-512";
-    return false;
-  }
-  return true;
-}
-
-static bool generatedDepthwiseInputGradient(LaunchOp launch,
-                                            std::string &whyNot) {
-  return isDepthwise(launch, shapeOf(launch.getInputs()[1]), whyNot);
-}
-
-static bool generatedDepthwiseWeightGradient(LaunchOp launch,
-                                             std::string &whyNot) {
-  ArrayRef<int64_t> weight = integers(launch, "weight_shape");
-  if (!isDepthwise(launch, weight, whyNot))
-    return false;
-  ArrayRef<int64_t> input = shapeOf(launch.getInputs()[1]);
-  Type element =
-      cast<MemRefType>(launch.getInputs()[1].getType()).getElementType();
-  bool oneDnnFast =
-      !isLowFloat(element) &&
-      !largeUnstridedPlane(launch, shapeOf(launch.getInputs()[0]));
-  for (size_t d = 2; d < weight.size(); ++d)
-    oneDnnFast &= weight[d] == 3 && input[d] >= 3;
-  if (oneDnnFast) {
-    whyNot = "oneDNN's f32 weight gradients of 3x3 windows over planes of "
-             "at least 3x3 (and below 56 columns, or strided) were faster";
-    return false;
-  }
-  return true;
 }
 
 /// Optimizer updates: f32 tensors and learning rate, the i64 step (operand

@@ -1,0 +1,37 @@
+//===- BackendPredicates.h - the dispatch rules' predicates ----*- C++ -*-===//
+//
+// What the rule table of BackendRegistry.cpp and the convolution rules of
+// ConvolutionRules.cpp share. A predicate says whether a backend can run a
+// launch, and if not, why (`whyNot`). Internal to dialects/kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINC_DIALECTS_KERNEL_BACKENDPREDICATES_H
+#define TRAINC_DIALECTS_KERNEL_BACKENDPREDICATES_H
+
+#include "dialects/kernel/BackendRegistry.h"
+
+#include <string>
+
+namespace trainc::kernel {
+
+/// Every buffer f32.
+bool allFloat32(LaunchOp launch, std::string &whyNot);
+/// Every buffer f32, or every one bf16, or every one f16.
+bool allFloat32OrLow(LaunchOp launch, std::string &whyNot);
+/// bf16 or f16: the low precisions of --amp.
+bool isLowFloat(mlir::Type element);
+/// A buffer's shape.
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value buffer);
+/// An integer-array option of the launch, empty when absent.
+llvm::ArrayRef<int64_t> integers(LaunchOp launch, llvm::StringRef name);
+
+// ConvolutionRules.cpp
+bool smallPlaneConvWeight(LaunchOp launch, std::string &whyNot);
+bool smallPlaneConvPaddedTaps(LaunchOp launch, std::string &whyNot);
+bool generatedDepthwiseForward(LaunchOp launch, std::string &whyNot);
+bool generatedDepthwiseInputGradient(LaunchOp launch, std::string &whyNot);
+bool generatedDepthwiseWeightGradient(LaunchOp launch, std::string &whyNot);
+
+} // namespace trainc::kernel
+
+#endif
