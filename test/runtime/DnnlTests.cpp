@@ -150,6 +150,43 @@ TEST_CASE("dnnl max pooling outputs NaN where the reference does",
   }
 }
 
+TEST_CASE("dnnl bf16 convolution gradients agree with the f32 reference",
+          "[dnnl][conv][bf16]") {
+  // bf16 operands (exact in f32), the reference on the same values in f32;
+  // dnnl sums in f32 and rounds each result once to bf16 (8 bits). One
+  // group with output planes of at most 16 positions: the weight gradient
+  // is one matmul over gathered operands (all taps live; 1 and 4 of 9
+  // live, zeroed elsewhere; 1-D; a 1x1 window). Larger planes and groups:
+  // oneDNN's direct convolutions.
+  using D = DType;
+  std::vector<ConvCase> cases = {
+      {D::BF16, {8, 16, 2, 2}, {24, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {D::BF16, {6, 8, 4, 4}, {16, 8, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1},
+      {D::BF16, {4, 8, 1, 1}, {16, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {D::BF16, {3, 6, 2, 2}, {8, 6, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1},
+      {D::BF16, {4, 6, 3}, {5, 6, 3}, {1}, {1, 1}, {1}, 1},
+      {D::BF16, {4, 8, 2, 3}, {8, 8, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},
+      {D::BF16, {2, 8, 8, 8}, {16, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {D::BF16, {4, 8, 2, 2}, {8, 4, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2},
+  };
+  for (const ConvCase &c : cases)
+    for (const OpCase &op : c.ops(false)) {
+      INFO(c.describe() << "\n" << descriptor(op, "dnnl"));
+      OpCase f32 = op;
+      for (HostTensor &input : f32.inputs)
+        input.dtype = D::F32;
+      f32.results[0].dtype = D::F32;
+      RuntimeRun reference = runKernel(f32, "reference");
+      RuntimeRun dnnl = runKernel(op, "dnnl");
+      REQUIRE(reference.ok);
+      INFO(dnnl.error);
+      REQUIRE(dnnl.ok);
+      HostTensor want = reference.outputs[0];
+      want.dtype = D::BF16;
+      checkClose(dnnl.outputs[0], want, 1e-2);
+    }
+}
+
 TEST_CASE("dnnl kernels give the same bits every run at one thread count",
           "[dnnl][determinism]") {
   std::vector<OpCase> ops;

@@ -69,6 +69,9 @@ public:
   Memory output(size_t index, const dnnl::memory::desc &desc);
   /// A memory of `desc` in the scratch memory, for this launch only.
   Memory temporary(const dnnl::memory::desc &desc);
+  /// The bytes of `memory` seen through `desc`, which spans no more bytes
+  /// (a dense tensor as a matrix, a matrix transposed by its strides).
+  Memory view(Memory memory, const dnnl::memory::desc &desc);
   /// `memory` if it has layout `desc`, else a new temporary of that layout.
   Memory like(Memory memory, const dnnl::memory::desc &desc);
   /// `memory` in layout `desc`: itself, or a temporary filled by a reorder

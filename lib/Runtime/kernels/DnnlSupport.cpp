@@ -1,6 +1,8 @@
 //===- DnnlSupport.cpp - the oneDNN backend: prepared primitive programs --===//
 #include "lib/Runtime/kernels/Dnnl.h"
 
+#include <cassert>
+
 namespace trainc::rt {
 
 namespace {
@@ -103,6 +105,14 @@ DnnlKernel::Memory DnnlKernel::temporary(const dnnl::memory::desc &desc) {
   size_t offset = temporaryBytes;
   temporaryBytes += alignUp(desc.get_size());
   return bind(desc, {Binding::Scratch, offset, nullptr});
+}
+
+DnnlKernel::Memory DnnlKernel::view(Memory memory,
+                                    const dnnl::memory::desc &desc) {
+  assert(desc.get_size() <= this->desc(memory).get_size());
+  Binding binding = bindings[memory];
+  binding.current = nullptr;
+  return bind(desc, binding);
 }
 
 DnnlKernel::Memory DnnlKernel::like(Memory memory,
