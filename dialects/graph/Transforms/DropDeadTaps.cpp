@@ -124,11 +124,40 @@ std::optional<LiveTaps> liveTapsOf(ArrayRef<int64_t> input,
                   output.drop_front(2), strides, pads, dilations);
 }
 
+/// The weight sliced to its live taps. A cast weight (--amp's low copy of
+/// an f32 parameter) is sliced before its cast, so that only the live taps
+/// are rounded (ResNet-18's last stage at 32 px: 1 tap of 9).
 Value sliceWeight(OpBuilder &b, Location loc, Value weight,
                   const LiveTaps &live) {
+  if (auto cast = weight.getDefiningOp<CastOp>())
+    return CastOp::create(b, loc, sliceWeight(b, loc, cast.getInput(), live),
+                          cast.getTo());
   TapSlice slice = tapSlice(staticShape(weight), live);
   return SliceOp::create(b, loc, weight, slice.starts, slice.ends,
                          slice.steps);
+}
+
+/// The weight gradient of the live taps `narrow` placed back into the
+/// full kernel's zeros, as `gradWeight` was used: where its only user
+/// casts it (--amp: the low-precision gradient back to the f32 of its
+/// parameter), the narrow gradient is cast instead, and the zeros are
+/// placed in the cast's type.
+void replaceWeightGradient(OpBuilder &b, Location loc, Value gradWeight,
+                           Value narrow, const TapSlice &slice) {
+  ArrayRef<int64_t> shape = staticShape(gradWeight);
+  CastOp cast;
+  if (gradWeight.hasOneUse())
+    cast = dyn_cast<CastOp>(*gradWeight.getUsers().begin());
+  if (cast) {
+    b.setInsertionPoint(cast);
+    Value narrowCast = CastOp::create(b, loc, narrow, cast.getTo());
+    cast.getOutput().replaceAllUsesWith(SliceBackwardOp::create(
+        b, loc, narrowCast, shape, slice.starts, slice.ends, slice.steps));
+    cast.erase();
+    return;
+  }
+  gradWeight.replaceAllUsesWith(SliceBackwardOp::create(
+      b, loc, narrow, shape, slice.starts, slice.ends, slice.steps));
 }
 
 /// Rewrites one op if it has dead taps; whether it did.
@@ -173,9 +202,7 @@ bool dropDeadTaps(Operation *op) {
   Value narrow = ConvBackwardWeightOp::create(
       b, loc, grad.getGradOutput(), grad.getInput(), narrowShape,
       grad.getStrides(), live->pads, grad.getDilations(), grad.getGroup());
-  Value full = SliceBackwardOp::create(b, loc, narrow, weight, slice.starts,
-                                       slice.ends, slice.steps);
-  grad.getGradWeight().replaceAllUsesWith(full);
+  replaceWeightGradient(b, loc, grad.getGradWeight(), narrow, slice);
   grad.erase();
   return true;
 }

@@ -94,6 +94,13 @@ def DropDeadTapsPass : Pass<"trainc-drop-dead-taps", "mlir::ModuleOp"> {
     * `graph.conv_backward_weight(dy, x)` to `graph.slice_backward` (zeros
       for the dropped taps) of the weight gradient of the sliced kernel.
 
+    With --amp the weight is the low-precision cast of an f32 parameter,
+    and the parameter's gradient the cast of the weight gradient: the
+    parameter is sliced before its cast, and the narrow gradient cast
+    before its zeros are placed, so that only live taps are converted
+    (ResNet-18 at batch 32 with --amp bf16: @train_step's arena 19.8 ->
+    17.0 MB, @eval's 5.4 -> 4.2 MB).
+
     The parameters keep their shape: optimizers, checkpoints and the
     exported model see the full kernel. A convolution whose live taps
     cannot be written with non-negative padding is left as it is.

@@ -58,3 +58,25 @@ func.func @all_live(%x: tensor<2x4x2x2xf32>, %w: tensor<8x4x3x3xf32>, %d: tensor
   %z = graph.conv %d, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1} : (tensor<?x4x1x1xf32>, tensor<8x4x3x3xf32>) -> tensor<?x8x1x1xf32>
   return %y, %z : tensor<2x8x2x2xf32>, tensor<?x8x1x1xf32>
 }
+
+// -----
+
+// --amp: the conv reads the bf16 cast of an f32 parameter, and the
+// parameter's gradient is the weight gradient cast back to f32. The
+// parameter is sliced before its cast (the centre tap alone is rounded),
+// and the narrow gradient is cast before it is placed into zeros (f32).
+// CHECK-LABEL: func.func @cast_weight
+// CHECK: %[[S:.*]] = graph.slice %arg1 {{.*}} : (tensor<8x4x3x3xf32>) -> tensor<8x4x1x1xf32>
+// CHECK: %[[W:.*]] = graph.cast %[[S]] {to = bf16} : (tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xbf16>
+// CHECK: graph.conv %arg0, %[[W]] {{.*}} : (tensor<2x4x1x1xbf16>, tensor<8x4x1x1xbf16>) -> tensor<2x8x1x1xbf16>
+// CHECK: %[[G:.*]] = graph.conv_backward_weight {{.*}} -> tensor<8x4x1x1xbf16>
+// CHECK: %[[G32:.*]] = graph.cast %[[G]] {to = f32} : (tensor<8x4x1x1xbf16>) -> tensor<8x4x1x1xf32>
+// CHECK: %[[DW:.*]] = graph.slice_backward %[[G32]] {{.*}} : (tensor<8x4x1x1xf32>) -> tensor<8x4x3x3xf32>
+// CHECK: return %{{.*}}, %[[DW]]
+func.func @cast_weight(%x: tensor<2x4x1x1xbf16>, %w32: tensor<8x4x3x3xf32>, %dy: tensor<2x8x1x1xbf16>) -> (tensor<2x8x1x1xbf16>, tensor<8x4x3x3xf32>) {
+  %w = graph.cast %w32 {to = bf16} : (tensor<8x4x3x3xf32>) -> tensor<8x4x3x3xbf16>
+  %y = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1} : (tensor<2x4x1x1xbf16>, tensor<8x4x3x3xbf16>) -> tensor<2x8x1x1xbf16>
+  %dw = graph.conv_backward_weight %dy, %x {weight_shape = array<i64: 8, 4, 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1} : (tensor<2x8x1x1xbf16>, tensor<2x4x1x1xbf16>) -> tensor<8x4x3x3xbf16>
+  %dw32 = graph.cast %dw {to = f32} : (tensor<8x4x3x3xbf16>) -> tensor<8x4x3x3xf32>
+  return %y, %dw32 : tensor<2x8x1x1xbf16>, tensor<8x4x3x3xf32>
+}
