@@ -248,9 +248,65 @@ struct TransposedGemm : OpRewritePattern<TransposeOp> {
 };
 } // namespace
 
+namespace {
+/// Bits of a value's float elements, or 0 if they are not floats.
+unsigned floatBits(Value value) {
+  auto type = dyn_cast<FloatType>(mlir::getElementTypeOrSelf(value.getType()));
+  return type ? type.getWidth() : 0;
+}
+
+/// A transpose moves its elements in the narrower of the two float types
+/// around a conversion (--amp: half the bytes), and next to the product
+/// that makes or reads them, where the product reads or writes it
+/// transposed for free: transpose(cast(x)) is cast(transpose(x)) when the
+/// cast widens (a bf16 weight gradient to the f32 of its parameter), and
+/// cast(transpose(x)) is transpose(cast(x)) when it narrows (an f32
+/// parameter to a bf16 product's operand). Conversions are elementwise,
+/// so both orders give the same values.
+struct TransposeBeforeWidening : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    auto cast = transpose.getInput().getDefiningOp<CastOp>();
+    if (!cast || !cast->hasOneUse() || floatBits(cast.getInput()) == 0 ||
+        floatBits(cast.getInput()) >= floatBits(cast.getOutput()))
+      return failure();
+    Value moved = TransposeOp::create(rewriter, transpose.getLoc(),
+                                      cast.getInput(), transpose.getPerm());
+    rewriter.replaceOpWithNewOp<CastOp>(transpose, moved, cast.getTo());
+    rewriter.eraseOp(cast);
+    return success();
+  }
+};
+
+struct TransposeAfterNarrowing : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CastOp cast,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = cast.getInput().getDefiningOp<TransposeOp>();
+    if (!transpose || !transpose->hasOneUse() ||
+        floatBits(cast.getOutput()) == 0 ||
+        floatBits(cast.getOutput()) >= floatBits(cast.getInput()))
+      return failure();
+    Value moved = CastOp::create(rewriter, cast.getLoc(), transpose.getInput(),
+                                 cast.getTo());
+    rewriter.replaceOpWithNewOp<TransposeOp>(cast, moved, transpose.getPerm());
+    rewriter.eraseOp(transpose);
+    return success();
+  }
+};
+} // namespace
+
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *context) {
-  patterns.add<TransposedGemm>(context);
+  patterns.add<TransposedGemm, TransposeBeforeWidening>(context);
+}
+
+void CastOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                         MLIRContext *context) {
+  patterns.add<TransposeAfterNarrowing>(context);
 }
 
 /// A transposed operand becomes the transpose flag.

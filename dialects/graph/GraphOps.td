@@ -141,6 +141,7 @@ def Graph_CastOp : Graph_FunctionalOp<"cast", [Graph_CastFixed, Pure, Graph_Diff
   let arguments = (ins Graph_Tensor:$input, TypeAttr:$to);
   let results = (outs Graph_Tensor:$output);
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

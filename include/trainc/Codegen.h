@@ -89,6 +89,12 @@ llvm::Expected<int64_t> targetVectorLanes(const std::string &cpu);
 /// natively (AVX512-BF16 or AMX-BF16), which --amp bf16 needs.
 llvm::Expected<bool> targetHasNativeBf16(const std::string &cpu);
 
+/// Whether CPU `cpu` ("native" or an LLVM CPU name) narrows f32 to bf16
+/// in one instruction (AVX512-BF16's vcvtneps2bf16), which the generated
+/// kernels compiled for it then use (--trainc-expand-bf16's
+/// native-narrowing).
+llvm::Expected<bool> targetConvertsBf16(const std::string &cpu);
+
 /// LLVM's O3 pipeline for CPU `cpu` ("native" or an LLVM CPU name), as
 /// `trainc compile` optimizes a model: the target's cost models decide
 /// unrolling and vectorization. Sets the module's data layout and triple.

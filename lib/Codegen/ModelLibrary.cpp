@@ -124,6 +124,23 @@ llvm::Expected<bool> targetHasNativeBf16(const std::string &cpu) {
 }
 
 namespace {
+/// What the generated kernels' lowering may assume of `machine`'s CPU.
+loop::LoopTarget loopTarget(const llvm::TargetMachine &machine) {
+  loop::LoopTarget target;
+  target.nativeBf16 =
+      machine.getMCSubtargetInfo()->checkFeatures("+avx512bf16");
+  return target;
+}
+} // namespace
+
+llvm::Expected<bool> targetConvertsBf16(const std::string &cpu) {
+  llvm::Expected<Target> target = makeTarget(cpu);
+  if (!target)
+    return target.takeError();
+  return loopTarget(*target->machine).nativeBf16;
+}
+
+namespace {
 
 /// Generates `module`'s object code for `machine` into `stream`.
 llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
@@ -168,8 +185,8 @@ llvm::Error linkLoopKernels(mlir::ModuleOp lowered, llvm::Module &model,
       kernels.push_back(function.clone());
   if (kernels.getBody()->empty())
     return llvm::Error::success();
-  auto translated =
-      loop::translateLoopKernels(kernels, model.getContext(), &timing);
+  auto translated = loop::translateLoopKernels(kernels, model.getContext(),
+                                               loopTarget(machine), &timing);
   if (!translated)
     return translated.takeError();
   for (llvm::Function &function : **translated)
@@ -452,7 +469,8 @@ llvm::Expected<KernelObject> compileLoopKernels(mlir::ModuleOp kernels,
   if (!target)
     return target.takeError();
   llvm::LLVMContext context;
-  auto module = loop::translateLoopKernels(kernels, context);
+  auto module = loop::translateLoopKernels(kernels, context,
+                                           loopTarget(*target->machine));
   if (!module)
     return module.takeError();
   KernelObject result;

@@ -192,8 +192,10 @@ GeneratedRun runGenerated(const OpCase &c) {
   auto buildModule =
       [&](mlir::Operation *op,
           llvm::LLVMContext &llvmContext) -> std::unique_ptr<llvm::Module> {
-    auto translated = loop::translateLoopKernels(
-        mlir::cast<mlir::ModuleOp>(op), llvmContext);
+    loop::LoopTarget target;
+    target.nativeBf16 = llvm::cantFail(targetConvertsBf16(testCpu()));
+    auto translated = loop::translateLoopKernels(mlir::cast<mlir::ModuleOp>(op),
+                                                 llvmContext, target);
     if (!translated) {
       // An empty module, not null (which the engine would dereference):
       // the lookups below then fail with this message.

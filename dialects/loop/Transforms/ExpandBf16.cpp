@@ -32,7 +32,10 @@ struct ExpandBf16Pass : trainc::loop::impl::ExpandBf16PassBase<ExpandBf16Pass> {
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(emulate))))
       return signalPassFailure();
-    // Then every conversion to or from bf16 as integer arithmetic.
+    // Then every conversion to or from bf16 as integer arithmetic, unless
+    // the target converts natively.
+    if (nativeNarrowing)
+      return;
     RewritePatternSet expand(context);
     arith::populateExpandBFloat16Patterns(expand);
     if (failed(applyPatternsGreedily(getOperation(), std::move(expand))))

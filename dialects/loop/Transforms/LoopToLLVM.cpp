@@ -27,13 +27,15 @@ using namespace mlir;
 
 namespace trainc::loop {
 
-void buildLoopToLLVMPipeline(OpPassManager &pm) {
+void buildLoopToLLVMPipeline(OpPassManager &pm, const LoopTarget &target) {
   pm.addPass(createWidenLowFloatsPass());
   pm.addPass(createLowerLoopNestsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createApproximateMathPass());
-  pm.addPass(createExpandBf16Pass());
+  ExpandBf16PassOptions bf16;
+  bf16.nativeNarrowing = target.nativeBf16;
+  pm.addPass(createExpandBf16Pass(bf16));
   pm.addPass(createUnmaskReductionsPass());
   pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMaskPass());
   // Tiles only span the innermost dimension, so a reduction either combines
@@ -78,12 +80,12 @@ void registerLoopToLLVMPipeline() {
   PassPipelineRegistration<>(
       "trainc-loop-to-llvm",
       "Loop-nest kernels to the LLVM dialect (bare-pointer functions)",
-      buildLoopToLLVMPipeline);
+      [](OpPassManager &pm) { buildLoopToLLVMPipeline(pm); });
 }
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateLoopKernels(ModuleOp module, llvm::LLVMContext &context,
-                     TimingScope *timing) {
+                     const LoopTarget &target, TimingScope *timing) {
   MLIRContext *mlirContext = module.getContext();
   DialectRegistry registry;
   registerLoopLoweringInterfaces(registry);
@@ -102,7 +104,7 @@ translateLoopKernels(ModuleOp module, llvm::LLVMContext &context,
   TimingScope passes =
       (timing ? *timing : untimed).nest("loop to LLVM dialect");
   pm.enableTiming(passes);
-  buildLoopToLLVMPipeline(pm);
+  buildLoopToLLVMPipeline(pm, target);
   if (failed(pm.run(module)))
     return llvm::createStringError("lowering the generated kernels failed:\n" +
                                    diagnostics);

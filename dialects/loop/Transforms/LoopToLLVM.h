@@ -11,10 +11,18 @@
 
 namespace trainc::loop {
 
+/// What the lowering may assume of the target CPU.
+struct LoopTarget {
+  /// AVX512-BF16: conversions to bf16 are left to LLVM's vcvtneps2bf16
+  /// (--trainc-expand-bf16's native-narrowing).
+  bool nativeBf16 = false;
+};
+
 /// loop.nest kernels -> scheduled linalg/scf/vector -> the LLVM dialect.
 /// Nest functions take their buffers as bare pointers
 /// (`void NAME(i64 begin, i64 end, ptr...)`), which static shapes allow.
-void buildLoopToLLVMPipeline(mlir::OpPassManager &pm);
+void buildLoopToLLVMPipeline(mlir::OpPassManager &pm,
+                             const LoopTarget &target = {});
 
 /// The upstream interface implementations the lowering relies on (linalg's
 /// TilingInterface, value bounds of tile sizes).
@@ -28,6 +36,7 @@ void registerLoopToLLVMPipeline();
 /// under `timing` when given (`trainc compile --timing`).
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateLoopKernels(mlir::ModuleOp module, llvm::LLVMContext &context,
+                     const LoopTarget &target,
                      mlir::TimingScope *timing = nullptr);
 
 } // namespace trainc::loop

@@ -1,4 +1,4 @@
-// Folders of graph ops: no-op data movement, composed reshapes and transposes, integer shape arithmetic, matrix transposes absorbed by GEMM flags.
+// Folders of graph ops: no-op data movement, composed reshapes and transposes, integer shape arithmetic, matrix transposes absorbed by GEMM flags, transposes moved to the narrower side of a float cast.
 // RUN: trainc-opt %s -canonicalize -split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @identity
@@ -465,4 +465,37 @@ func.func @float_casts(%x: tensor<4xbf16>, %y: tensor<4xf32>) -> (tensor<4xbf16>
   %c = graph.constant dense<0.1> : tensor<f32>
   %cb = graph.cast %c {to = bf16} : (tensor<f32>) -> tensor<bf16>
   return %back, %half, %nw, %cb : tensor<4xbf16>, tensor<4xf16>, tensor<4xf32>, tensor<bf16>
+}
+
+// -----
+
+// A transpose moves elements in the narrower float type around a cast
+// (--amp), next to the product: an f32 parameter is cast to bf16 before
+// it is transposed into a product's operand, and a bf16 product is
+// transposed before it is widened to the f32 of its parameter's gradient
+// (where the transposed GEMM computes it directly). A transpose with
+// another reader, and a cast between integers, stay as they are.
+// CHECK-LABEL: func.func @transposes_around_casts
+// CHECK-DAG: %[[T:.*]] = graph.transpose %arg0 {perm = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
+// CHECK-DAG: %[[LOW:.*]] = graph.cast %arg0 {to = bf16} : (tensor<8x4xf32>) -> tensor<8x4xbf16>
+// CHECK-DAG: %[[WT:.*]] = graph.transpose %[[LOW]] {perm = array<i64: 1, 0>} : (tensor<8x4xbf16>) -> tensor<4x8xbf16>
+// CHECK-DAG: %[[P:.*]] = graph.matmul %arg1, %[[WT]]
+// CHECK-DAG: %[[G:.*]] = graph.gemm %arg2, %arg3 {trans_a = true} : (tensor<2x8xbf16>, tensor<2x4xbf16>) -> tensor<8x4xbf16>
+// CHECK-DAG: %[[G32:.*]] = graph.cast %[[G]] {to = f32} : (tensor<8x4xbf16>) -> tensor<8x4xf32>
+// CHECK-DAG: %[[S:.*]] = graph.cast %[[T]] {to = bf16}
+// CHECK-DAG: %[[I:.*]] = graph.transpose %arg4
+// CHECK-DAG: %[[I32:.*]] = graph.cast %[[I]] {to = i32}
+// CHECK: return %[[P]], %[[G32]], %[[T]], %[[S]], %[[I32]]
+func.func @transposes_around_casts(%w: tensor<8x4xf32>, %x: tensor<2x4xbf16>, %a: tensor<2x8xbf16>, %b: tensor<2x4xbf16>, %i: tensor<2x3xi64>) -> (tensor<2x8xbf16>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<4x8xbf16>, tensor<3x2xi32>) {
+  %wt = graph.transpose %w {perm = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
+  %wt2 = graph.transpose %w {perm = array<i64: 1, 0>} : (tensor<8x4xf32>) -> tensor<4x8xf32>
+  %low = graph.cast %wt2 {to = bf16} : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+  %p = graph.matmul %x, %low : (tensor<2x4xbf16>, tensor<4x8xbf16>) -> tensor<2x8xbf16>
+  %g = graph.gemm %b, %a {trans_a = true} : (tensor<2x4xbf16>, tensor<2x8xbf16>) -> tensor<4x8xbf16>
+  %g32 = graph.cast %g {to = f32} : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+  %gt = graph.transpose %g32 {perm = array<i64: 1, 0>} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  %shared = graph.cast %wt {to = bf16} : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+  %it = graph.transpose %i {perm = array<i64: 1, 0>} : (tensor<2x3xi64>) -> tensor<3x2xi64>
+  %i32 = graph.cast %it {to = i32} : (tensor<3x2xi64>) -> tensor<3x2xi32>
+  return %p, %gt, %wt, %shared, %i32 : tensor<2x8xbf16>, tensor<8x4xf32>, tensor<4x8xf32>, tensor<4x8xbf16>, tensor<3x2xi32>
 }

@@ -1,6 +1,7 @@
 // --trainc-expand-bf16: conversions to and from bf16 become integer
 // arithmetic (round to nearest even), so no CPU needs a library call for
-// them and every CPU rounds the same bits.
+// them; where the target converts natively (native-narrowing) they are
+// left to LLVM (the same bits, but for f32 denormals, flushed to zero).
 // RUN: trainc-opt %s --trainc-expand-bf16 | FileCheck %s
 // Through the whole lowering and LLVM for an AVX2-only CPU (Zen 3): no call
 // to __truncsfbf2, which nothing here would link.
@@ -9,6 +10,15 @@
 // RUN:   | FileCheck %s --check-prefix=ZEN3
 // ZEN3-NOT: __truncsfbf2
 // ZEN3-NOT: call
+// For a CPU with AVX512-BF16 (native-narrowing), the conversions stay
+// arith ops, which LLVM narrows with vcvtneps2bf16; bf16 arithmetic is
+// still widened to f32.
+// RUN: trainc-opt %s --trainc-expand-bf16=native-narrowing=true \
+// RUN:   | FileCheck %s --check-prefix=NATIVE
+// NATIVE-LABEL: func.func @narrow
+// NATIVE: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// NATIVE-LABEL: func.func @widen
+// NATIVE: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
 
 // CHECK-LABEL: func.func @narrow
 // CHECK-NOT: arith.truncf
@@ -48,3 +58,7 @@ func.func @max(%x: vector<8xbf16>, %y: vector<8xbf16>) -> vector<8xbf16> {
   %r = arith.maximumf %x, %y : vector<8xbf16>
   return %r : vector<8xbf16>
 }
+// NATIVE-LABEL: func.func @max
+// NATIVE: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// NATIVE: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
+// NATIVE: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
