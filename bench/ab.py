@@ -1,0 +1,66 @@
+#!/usr/bin/python3
+"""Interleaved A/B of trainc model libraries on one fixed batch.
+
+  /usr/bin/python3 bench/ab.py [--rounds 8] [--threads 2] [--min-seconds 1]
+      [--runner build/bin/trainc-bench-runner]
+      --input DTYPE:SHAPE:FILE [--input ...] [--labels DTYPE:SHAPE:FILE]
+      LIB_A.so LIB_B.so [LIB_C.so ...]
+
+Each round runs every library once (trainc-bench-runner, one process
+each), in an order reversed every other round, so that the machine's slow
+and fast phases fall on all of them alike. Prints each library's median
+of its runs' median ms/step (and range), then for every library after the
+first the ratio A / X per round: its median and range (a ratio above 1:
+X is faster). The inputs are trainc-bench-runner's (bench/run.py writes
+them under its --workdir, e.g. WORKDIR/resnet18/image.bin). Not a test:
+nothing here fails on speed."""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("libraries", nargs="+")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--min-seconds", type=float, default=1.0)
+    parser.add_argument("--input", action="append", default=[])
+    parser.add_argument("--labels")
+    parser.add_argument("--runner", default=os.path.join(
+        os.path.dirname(HERE), "build", "bin", "trainc-bench-runner"))
+    args = parser.parse_args()
+    if len(args.libraries) < 2:
+        parser.error("give at least two libraries")
+    data = [a for spec in args.input for a in ("--input", spec)]
+    if args.labels:
+        data += ["--labels", args.labels]
+    times = {library: [] for library in args.libraries}
+    for round_index in range(args.rounds):
+        order = args.libraries if round_index % 2 == 0 else args.libraries[::-1]
+        for library in order:
+            command = [args.runner, os.path.abspath(library),
+                       "--threads", str(args.threads), "--warmup", "3",
+                       "--min-steps", "20", "--max-steps", "1000",
+                       "--min-seconds", str(args.min_seconds)] + data
+            run = subprocess.run(command, capture_output=True, text=True)
+            if run.returncode != 0:
+                raise SystemExit(f"{' '.join(command)}:\n{run.stderr}")
+            line = json.loads(run.stdout.strip().splitlines()[-1])
+            times[library].append(statistics.median(line["ms"]))
+    for library, values in times.items():
+        print(f"{library}: {statistics.median(values):.2f} ms "
+              f"({min(values):.2f}-{max(values):.2f})")
+    first = args.libraries[0]
+    for library in args.libraries[1:]:
+        ratios = [a / b for a, b in zip(times[first], times[library])]
+        print(f"{first} / {library}: {statistics.median(ratios):.3f} "
+              f"({min(ratios):.3f}-{max(ratios):.3f})")
+
+
+if __name__ == "__main__":
+    main()
