@@ -61,6 +61,11 @@ struct CodegenOptions {
   /// `--data-parallel`: the library also links libtrainc_rt_mpi.a (the
   /// `mpi` backend's kernels, found beside `runtimeLibrary`) and Open MPI.
   bool dataParallel = false;
+  /// Threads that compile the generated kernels (`--compile-threads`): the
+  /// kernels are cut into that many parts, each lowered, optimized and
+  /// compiled to an object on a thread of its own, while the step
+  /// functions compile on the caller's; 0: every hardware thread.
+  unsigned compileThreads = 0;
   /// `--timing`: the phases of code generation (module emission, LLVM's
   /// optimization, code generation, linking) are timed as children of
   /// this scope (null: not timed).

@@ -1,13 +1,12 @@
 //===- ModelLibrary.cpp - object code and the linked .so ------------------===//
 //
 // The model's LLVM IR (ModelEmitter) and its generated kernels (the loop
-// dialect's lowering) are linked into one module and optimized at O3 for
-// the target, then become an object with the target's TargetMachine
-// (position independent),
-// then the C++ driver links it with the runtime archive into a shared
-// object that exports only the C API (a version script) and has no
-// undefined symbols (-z defs). Both steps write temporaries that are
-// renamed into place only when everything succeeded.
+// dialect's lowering, cut into parts compiled on threads of their own) are
+// each optimized at O3 for the target and become objects (position
+// independent); then the C++ driver links them with the runtime archive
+// into a shared object that exports only the C API (a version script)
+// and has no undefined symbols (-z defs). Both steps write temporaries
+// that are renamed into place only when everything succeeded.
 //
 //===----------------------------------------------------------------------===//
 #include "trainc/Codegen.h"
@@ -21,7 +20,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/IR/LegacyPassManager.h"
-#include "llvm/Linker/Linker.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -39,6 +37,8 @@
 
 #include <ctime>
 #include <fstream>
+#include <mutex>
+#include <thread>
 #include <unistd.h>
 
 namespace trainc {
@@ -168,39 +168,6 @@ llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
   return llvm::Error::success();
 }
 
-/// Lowers the module's loop kernels and links them into `model`.
-///
-/// The kernels' functions are never inlined into the step functions: a
-/// step calls hundreds to thousands of them once each, and with single-
-/// block kernels inlined, DenseNet-121's train step became one function
-/// that LLVM's O3 and instruction scheduling took 170 s of a 213-s compile
-/// to handle (29 s without; a call per launch costs nanoseconds).
-llvm::Error linkLoopKernels(mlir::ModuleOp lowered, llvm::Module &model,
-                            llvm::TargetMachine &machine,
-                            mlir::TimingScope &timing) {
-  auto kernels = mlir::ModuleOp::create(lowered.getLoc());
-  mlir::OwningOpRef<mlir::ModuleOp> owner(kernels);
-  for (auto function : lowered.getOps<mlir::func::FuncOp>())
-    if (function->hasAttr(loop::kKernelAttrName))
-      kernels.push_back(function.clone());
-  if (kernels.getBody()->empty())
-    return llvm::Error::success();
-  auto translated = loop::translateLoopKernels(kernels, model.getContext(),
-                                               loopTarget(machine), &timing);
-  if (!translated)
-    return translated.takeError();
-  for (llvm::Function &function : **translated)
-    if (!function.isDeclaration())
-      function.addFnAttr(llvm::Attribute::NoInline);
-  for (llvm::Module *module : {&model, translated->get()}) {
-    module->setDataLayout(machine.createDataLayout());
-    module->setTargetTriple(machine.getTargetTriple());
-  }
-  if (llvm::Linker::linkModules(model, std::move(*translated)))
-    return llvm::createStringError("linking the generated kernels failed");
-  return llvm::Error::success();
-}
-
 /// LLVM's O3 pipeline for the target (vectorizer cost models included).
 void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   llvm::LoopAnalysisManager loops;
@@ -215,6 +182,109 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   builder.crossRegisterProxies(loops, functions, cgscc, modules);
   builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
       .run(module, modules);
+}
+
+/// How many parts compileKernelParts cuts the kernels into: `threads`, or
+/// every hardware thread when 0, and never more than there are kernels.
+unsigned kernelParts(unsigned threads, size_t kernels) {
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<unsigned>(
+      std::max<size_t>(1, std::min<size_t>(threads, kernels)));
+}
+
+/// Lowers the module's loop kernels and compiles them into object files
+/// `objectPrefix` + N + ".o", one per part (appended to `objects`), the parts
+/// on threads of their own: each part a module of every Nth kernel function,
+/// lowered through the loop pipeline (distinct modules of one MLIR context),
+/// translated into an LLVM context of its own, optimized and compiled by a
+/// TargetMachine of its own. Returns the objects' paths, written even
+/// when a part failed (for the caller to remove).
+///
+/// The kernels' functions are never inlined into the step functions (they
+/// are in other objects): a step calls hundreds to thousands of them once
+/// each, and with single-block kernels inlined, DenseNet-121's train step
+/// became one function that LLVM's O3 and instruction scheduling took
+/// 170 s of a 213-s compile to handle (29 s without; a call per launch
+/// costs nanoseconds).
+llvm::Error compileKernelParts(mlir::ModuleOp lowered, const std::string &cpu,
+                               unsigned threads,
+                               const std::string &objectPrefix,
+                               std::vector<std::string> &objects,
+                               mlir::TimingScope &timing,
+                               const std::function<void()> &whileCompiling) {
+  std::vector<mlir::func::FuncOp> kernels;
+  for (auto function : lowered.getOps<mlir::func::FuncOp>())
+    if (function->hasAttr(loop::kKernelAttrName))
+      kernels.push_back(function);
+  unsigned parts = kernelParts(threads, kernels.size());
+  if (kernels.empty()) {
+    whileCompiling();
+    return llvm::Error::success();
+  }
+  mlir::MLIRContext *context = lowered.getContext();
+  loop::prepareLoopTranslation(*context);
+  std::vector<mlir::OwningOpRef<mlir::ModuleOp>> modules;
+  std::vector<Target> targets;
+  size_t firstObject = objects.size();
+  for (unsigned part = 0; part < parts; ++part) {
+    modules.emplace_back(mlir::ModuleOp::create(lowered.getLoc()));
+    llvm::Expected<Target> target = makeTarget(cpu);
+    if (!target)
+      return target.takeError();
+    targets.push_back(std::move(*target));
+    objects.push_back(objectPrefix + std::to_string(part) + ".o");
+  }
+  for (size_t i = 0; i < kernels.size(); ++i)
+    modules[i % parts]->push_back(kernels[i].clone());
+
+  // One handler for every part's diagnostics (handlers are per context).
+  std::mutex mutex;
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &d) {
+    std::lock_guard<std::mutex> lock(mutex);
+    llvm::raw_string_ostream(diagnostics)
+        << d.getLocation() << ": " << d << "\n";
+    return mlir::success();
+  });
+  auto collected = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    return diagnostics;
+  };
+  std::vector<std::string> failures(parts);
+  auto compilePart = [&](unsigned part) {
+    mlir::TimingScope scope =
+        timing.nest("kernels, part " + std::to_string(part + 1) + " of " +
+                    std::to_string(parts));
+    llvm::TargetMachine &machine = *targets[part].machine;
+    llvm::LLVMContext llvmContext;
+    auto module = loop::lowerLoopKernels(
+        *modules[part], llvmContext, loopTarget(machine), &scope, collected);
+    if (!module) {
+      failures[part] = llvm::toString(module.takeError());
+      return;
+    }
+    (*module)->setDataLayout(machine.createDataLayout());
+    (*module)->setTargetTriple(machine.getTargetTriple());
+    {
+      mlir::TimingScope phase = scope.nest("LLVM optimization (O3)");
+      optimize(**module, machine);
+    }
+    mlir::TimingScope phase = scope.nest("LLVM code generation");
+    if (llvm::Error error =
+            emitObject(**module, machine, objects[firstObject + part]))
+      failures[part] = llvm::toString(std::move(error));
+  };
+  std::vector<std::thread> workers;
+  for (unsigned part = 0; part < parts; ++part)
+    workers.emplace_back(compilePart, part);
+  whileCompiling();
+  for (std::thread &worker : workers)
+    worker.join();
+  for (const std::string &failure : failures)
+    if (!failure.empty())
+      return llvm::createStringError(failure);
+  return llvm::Error::success();
 }
 
 /// Exports the C API and nothing else.
@@ -238,7 +308,7 @@ const char *kVersionScript = R"(TRAINC_1 {
 /// Links `object` with the runtime into `output`, a temporary that is later
 /// renamed to a file called `soname`: its SONAME, so that programs linked
 /// against the library record that name, not the path they linked from.
-llvm::Error linkSharedObject(const std::string &object,
+llvm::Error linkSharedObject(const std::vector<std::string> &objects,
                              const std::string &runtime,
                              const std::string &output,
                              const std::string &soname, bool cuda,
@@ -265,9 +335,9 @@ llvm::Error linkSharedObject(const std::string &object,
     if (!stream)
       return llvm::createStringError("cannot write '" + script + "'");
   }
-  std::vector<std::string> args = {*compiler, "-shared", "-o",
-                                   output,    object,    "-Wl,--whole-archive",
-                                   runtime};
+  std::vector<std::string> args = {*compiler, "-shared", "-o", output};
+  args.insert(args.end(), objects.begin(), objects.end());
+  args.insert(args.end(), {"-Wl,--whole-archive", runtime});
   if (dataParallel)
     args.push_back(mpiRuntime.str().str());
   args.insert(args.end(),
@@ -394,33 +464,43 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
   if (!module)
     return module.takeError();
   emitPhase.stop();
-  if (!emitTarget.cuda) {
-    mlir::TimingScope phase = timing.nest("generated kernels to LLVM IR");
-    if (auto error =
-            linkLoopKernels(lowered, **module, *target->machine, phase))
-      return std::move(error);
-  }
   (*module)->setDataLayout(target->machine->createDataLayout());
   (*module)->setTargetTriple(target->machine->getTargetTriple());
-  {
-    mlir::TimingScope phase = timing.nest("LLVM optimization (O3)");
-    optimize(**module, *target->machine);
-  }
 
-  std::string object = soPath + ".tmp." + std::to_string(::getpid()) + ".o";
-  std::string temporary = soPath + ".tmp." + std::to_string(::getpid());
+  // The step functions' object, and one per part of the generated kernels,
+  // compiled at the same time.
+  std::string prefix = soPath + ".tmp." + std::to_string(::getpid());
+  std::string temporary = prefix;
+  std::vector<std::string> objects = {prefix + ".o"};
   auto cleanup = [&] {
-    llvm::sys::fs::remove(object);
+    for (const std::string &object : objects)
+      llvm::sys::fs::remove(object);
     llvm::sys::fs::remove(temporary);
   };
-  mlir::TimingScope codegenPhase = timing.nest("LLVM code generation");
-  if (auto error = emitObject(**module, *target->machine, object)) {
-    cleanup();
-    return std::move(error);
+  llvm::Error stepError = llvm::Error::success();
+  auto compileSteps = [&] {
+    {
+      mlir::TimingScope phase = timing.nest("LLVM optimization (O3)");
+      optimize(**module, *target->machine);
+    }
+    mlir::TimingScope phase = timing.nest("LLVM code generation");
+    stepError = emitObject(**module, *target->machine, objects.front());
+  };
+  llvm::Error kernelError = llvm::Error::success();
+  if (emitTarget.cuda) {
+    compileSteps();
+  } else {
+    mlir::TimingScope phase = timing.nest("generated kernels");
+    kernelError =
+        compileKernelParts(lowered, options.cpu, options.compileThreads,
+                           prefix + ".kernels.", objects, phase, compileSteps);
   }
-  codegenPhase.stop();
+  if (stepError || kernelError) {
+    cleanup();
+    return llvm::joinErrors(std::move(stepError), std::move(kernelError));
+  }
   mlir::TimingScope linkPhase = timing.nest("link (c++ -shared)");
-  if (auto error = linkSharedObject(object, options.runtimeLibrary, temporary,
+  if (auto error = linkSharedObject(objects, options.runtimeLibrary, temporary,
                                     llvm::sys::path::filename(soPath).str(),
                                     emitTarget.cuda, options.dataParallel)) {
     cleanup();
@@ -432,7 +512,7 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
     return llvm::createStringError("cannot write '" + soPath +
                                    "': " + code.message());
   }
-  llvm::sys::fs::remove(object);
+  cleanup();
   library.header = headerFor(options.modelName, library.manifestJson);
   return library;
 }

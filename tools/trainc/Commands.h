@@ -46,6 +46,8 @@ struct CompileCommandOptions {
   /// --timing: print where the compile's time goes (import, each MLIR
   /// pass, LLVM's optimization and code generation, linking).
   bool timing = false;
+  /// --compile-threads: threads compiling the generated kernels (0: all).
+  unsigned compileThreads = 0;
   /// --profile: also build a library that times every kernel, train it for
   /// `profileSteps` steps on `profileThreads` threads and print where the
   /// time goes.

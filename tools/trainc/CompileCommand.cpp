@@ -233,6 +233,12 @@ void addCompileCommand(CLI::App &command, CompileCommandOptions &options) {
                    "Print where the compile's time goes, on stderr: the "
                    "import, each MLIR pass, LLVM's optimization and code "
                    "generation, and the link (wall-clock seconds)");
+  command
+      .add_option(
+          "--compile-threads", options.compileThreads,
+          "Threads that compile the generated kernels (0: every "
+          "hardware thread); the library computes the same for any count")
+      ->capture_default_str();
   command.add_flag("--profile", options.profile,
                    "Also train a copy of the library with a timer around "
                    "every kernel on random data, and print time per kernel");
@@ -573,6 +579,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
   }
   CodegenOptions codegen;
   codegen.cpu = options.cpu;
+  codegen.compileThreads = options.compileThreads;
   codegen.target = options.target;
   codegen.gpuArchs = options.gpuArchs;
   codegen.cudaPath = options.cudaPath;

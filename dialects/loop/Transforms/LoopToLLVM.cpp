@@ -83,23 +83,28 @@ void registerLoopToLLVMPipeline() {
       [](OpPassManager &pm) { buildLoopToLLVMPipeline(pm); });
 }
 
-llvm::Expected<std::unique_ptr<llvm::Module>>
-translateLoopKernels(ModuleOp module, llvm::LLVMContext &context,
-                     const LoopTarget &target, TimingScope *timing) {
-  MLIRContext *mlirContext = module.getContext();
+void prepareLoopTranslation(MLIRContext &context) {
   DialectRegistry registry;
   registerLoopLoweringInterfaces(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
-  mlirContext->appendDialectRegistry(registry);
+  context.appendDialectRegistry(registry);
+  // The dialects the pipeline's passes depend on, loaded now: running a
+  // pass manager loads them, which may not happen on several threads.
+  PassManager pm(&context);
+  buildLoopToLLVMPipeline(pm);
+  DialectRegistry dependent;
+  pm.getDependentDialects(dependent);
+  context.appendDialectRegistry(dependent);
+  for (StringRef name : dependent.getDialectNames())
+    context.getOrLoadDialect(name);
+}
 
-  std::string diagnostics;
-  llvm::raw_string_ostream stream(diagnostics);
-  ScopedDiagnosticHandler handler(mlirContext, [&](Diagnostic &diagnostic) {
-    stream << diagnostic.getLocation() << ": " << diagnostic << "\n";
-    return success();
-  });
-  PassManager pm(mlirContext);
+llvm::Expected<std::unique_ptr<llvm::Module>>
+lowerLoopKernels(ModuleOp module, llvm::LLVMContext &context,
+                 const LoopTarget &target, TimingScope *timing,
+                 const std::function<std::string()> &diagnostics) {
+  PassManager pm(module.getContext());
   TimingScope untimed;
   TimingScope passes =
       (timing ? *timing : untimed).nest("loop to LLVM dialect");
@@ -107,7 +112,7 @@ translateLoopKernels(ModuleOp module, llvm::LLVMContext &context,
   buildLoopToLLVMPipeline(pm, target);
   if (failed(pm.run(module)))
     return llvm::createStringError("lowering the generated kernels failed:\n" +
-                                   diagnostics);
+                                   diagnostics());
   passes.stop();
   TimingScope translation =
       (timing ? *timing : untimed).nest("LLVM dialect to LLVM IR");
@@ -115,8 +120,24 @@ translateLoopKernels(ModuleOp module, llvm::LLVMContext &context,
       translateModuleToLLVMIR(module, context, "trainc_kernels");
   if (!result)
     return llvm::createStringError(
-        "translating the generated kernels to LLVM IR failed:\n" + diagnostics);
+        "translating the generated kernels to LLVM IR failed:\n" +
+        diagnostics());
   return result;
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateLoopKernels(ModuleOp module, llvm::LLVMContext &context,
+                     const LoopTarget &target, TimingScope *timing) {
+  MLIRContext *mlirContext = module.getContext();
+  prepareLoopTranslation(*mlirContext);
+  std::string diagnostics;
+  llvm::raw_string_ostream stream(diagnostics);
+  ScopedDiagnosticHandler handler(mlirContext, [&](Diagnostic &diagnostic) {
+    stream << diagnostic.getLocation() << ": " << diagnostic << "\n";
+    return success();
+  });
+  return lowerLoopKernels(module, context, target, timing,
+                          [&] { return diagnostics; });
 }
 
 } // namespace trainc::loop

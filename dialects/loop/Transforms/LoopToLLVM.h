@@ -7,7 +7,9 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
+#include <string>
 
 namespace trainc::loop {
 
@@ -30,6 +32,20 @@ void registerLoopLoweringInterfaces(mlir::DialectRegistry &registry);
 
 /// Registers the pipeline as --trainc-loop-to-llvm.
 void registerLoopToLLVMPipeline();
+
+/// Registers in `context` what lowering and translating loop kernels
+/// needs (upstream interface models, the LLVM IR translations). Call it
+/// once before lowering modules of one context on several threads.
+void prepareLoopTranslation(mlir::MLIRContext &context);
+
+/// The pipeline and the translation of translateLoopKernels on a context
+/// already prepared, with no diagnostic handler of its own (errors carry
+/// what `diagnostics` returns). Distinct modules of one context may be
+/// lowered concurrently.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+lowerLoopKernels(mlir::ModuleOp module, llvm::LLVMContext &context,
+                 const LoopTarget &target, mlir::TimingScope *timing,
+                 const std::function<std::string()> &diagnostics);
 
 /// Runs the pipeline on `module` (which holds only loop.kernel functions)
 /// and translates the result to LLVM IR in `context`; its passes are timed
