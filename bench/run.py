@@ -365,9 +365,30 @@ def mismatched_losses(model, by_framework):
             * max(1.0, abs(reference))]
 
 
+def round_ratios(saved, model, numerator, denominator):
+    """numerator's median ms/step over denominator's, each a (framework,
+    configuration) pair, within each round: runs of one round are close in
+    time, so both more often see the machine in the same state (a VM's
+    slow or fast phase) than medians over rounds do. A string: the median
+    ratio and its range, or "–"."""
+    by_round = {}
+    for run in saved["runs"]:
+        if run["model"] == model and "error" not in run:
+            key = (run["framework"], run["config"])
+            by_round.setdefault(run["rep"], {})[key] = statistics.median(run["ms"])
+    ratios = [times[numerator] / times[denominator] for times in by_round.values()
+              if numerator in times and denominator in times]
+    if not ratios:
+        return "–"
+    return (f"{statistics.median(ratios):.2f} "
+            f"({min(ratios):.2f}–{max(ratios):.2f})")
+
+
 def amp_table(saved, results):
     """With --amp: trainc's mixed-precision step against its f32 step and
-    against PyTorch's autocast, each in its fastest configuration."""
+    against PyTorch's autocast, each in its fastest configuration: the
+    ratio of the medians over rounds, and the median (range) of the ratios
+    within each round."""
     lines = []
     for name, model in saved["models"].items():
         best = best_configurations(results.get(name, {}))
@@ -380,12 +401,19 @@ def amp_table(saved, results):
         if not lines:
             lines = ["", f"Mixed precision ({amp}):", "",
                      "| model (batch) | trainc f32 ms | trainc " + amp + " ms | "
-                     "f32 / " + amp + " | torch autocast " + amp + " ms | "
-                     "autocast / trainc " + amp + " |", "|---|--:|--:|--:|--:|--:|"]
-        autocast = (f"{torch_amp[0]['ms']:.2f} | {torch_amp[0]['ms'] / mixed:.2f}"
-                    if torch_amp else "– | –")
+                     "f32 / " + amp + " | per round | torch autocast " + amp + " ms | "
+                     "autocast / trainc " + amp + " | per round |",
+                     "|---|--:|--:|--:|--:|--:|--:|--:|"]
+        mixed_key = (low[0], best[low[0]][1])
+        f32_rounds = round_ratios(saved, name, ("trainc", best["trainc"][1]), mixed_key)
+        autocast = "– | – | –"
+        if torch_amp:
+            autocast_rounds = round_ratios(
+                saved, name, (f"torch-autocast-{amp}", torch_amp[1]), mixed_key)
+            autocast = (f"{torch_amp[0]['ms']:.2f} | {torch_amp[0]['ms'] / mixed:.2f} | "
+                        f"{autocast_rounds}")
         lines.append(f"| {name} ({model['batch']}) | {f32:.2f} | {mixed:.2f} | "
-                     f"{f32 / mixed:.2f} | {autocast} |")
+                     f"{f32 / mixed:.2f} | {f32_rounds} | {autocast} |")
     return lines
 
 
