@@ -118,13 +118,16 @@ struct RematElementwisePass
 
   /// A copy of `op` for a reader at `at`, its operands recomputed there.
   Value copyOf(Operation *op, Operation *at, OpBuilder &builder) {
-    Value &copy = copies[op->getResult(0)];
-    if (copy && !far(copy.getDefiningOp(), at))
-      return copy;
+    auto found = copies.find(op->getResult(0));
+    if (found != copies.end() && !far(found->second.getDefiningOp(), at))
+      return found->second;
     IRMapping mapping;
     for (Value operand : op->getOperands())
       mapping.map(operand, recompute(operand, at, builder));
-    copy = builder.clone(*op, mapping)->getResult(0);
+    // Looked up again: the recursion above inserts into `copies`, which
+    // may move its entries (a reference taken before would dangle).
+    Value copy = builder.clone(*op, mapping)->getResult(0);
+    copies[op->getResult(0)] = copy;
     return copy;
   }
 
