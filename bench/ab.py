@@ -36,6 +36,11 @@ def main():
     args = parser.parse_args()
     if len(args.libraries) < 2:
         parser.error("give at least two libraries")
+    if len(set(map(os.path.abspath, args.libraries))) != len(args.libraries):
+        parser.error("a library is given twice (copy it to compare it with itself)")
+    for library in args.libraries:
+        if not os.path.isfile(library):
+            parser.error(f"no library '{library}'")
     data = [a for spec in args.input for a in ("--input", spec)]
     if args.labels:
         data += ["--labels", args.labels]
