@@ -100,44 +100,47 @@ llvm::Expected<Target> makeTarget(const std::string &cpuOption) {
   return result;
 }
 
+/// `query` of the subtarget of CPU `cpu` ("native" or an LLVM CPU name).
+template <typename T>
+llvm::Expected<T>
+querySubtarget(const std::string &cpu,
+               llvm::function_ref<T(const llvm::MCSubtargetInfo &)> query) {
+  llvm::Expected<Target> target = makeTarget(cpu);
+  if (!target)
+    return target.takeError();
+  return query(*target->machine->getMCSubtargetInfo());
+}
+
+/// What the generated kernels' lowering may assume of a CPU.
+loop::LoopTarget loopTarget(const llvm::MCSubtargetInfo &subtarget) {
+  loop::LoopTarget target;
+  target.nativeBf16 = subtarget.checkFeatures("+avx512bf16");
+  return target;
+}
+loop::LoopTarget loopTarget(const llvm::TargetMachine &machine) {
+  return loopTarget(*machine.getMCSubtargetInfo());
+}
+
 } // namespace
 
 llvm::Expected<int64_t> targetVectorLanes(const std::string &cpu) {
-  llvm::Expected<Target> target = makeTarget(cpu);
-  if (!target)
-    return target.takeError();
-  const llvm::MCSubtargetInfo *subtarget =
-      target->machine->getMCSubtargetInfo();
-  if (subtarget->checkFeatures("+avx512f"))
-    return 16;
-  return subtarget->checkFeatures("+avx") ? 8 : 4;
+  return querySubtarget<int64_t>(cpu, [](const llvm::MCSubtargetInfo &s) {
+    if (s.checkFeatures("+avx512f"))
+      return int64_t(16);
+    return int64_t(s.checkFeatures("+avx") ? 8 : 4);
+  });
 }
 
 llvm::Expected<bool> targetHasNativeBf16(const std::string &cpu) {
-  llvm::Expected<Target> target = makeTarget(cpu);
-  if (!target)
-    return target.takeError();
-  const llvm::MCSubtargetInfo *subtarget =
-      target->machine->getMCSubtargetInfo();
-  return subtarget->checkFeatures("+avx512bf16") ||
-         subtarget->checkFeatures("+amx-bf16");
+  return querySubtarget<bool>(cpu, [](const llvm::MCSubtargetInfo &s) {
+    return s.checkFeatures("+avx512bf16") || s.checkFeatures("+amx-bf16");
+  });
 }
-
-namespace {
-/// What the generated kernels' lowering may assume of `machine`'s CPU.
-loop::LoopTarget loopTarget(const llvm::TargetMachine &machine) {
-  loop::LoopTarget target;
-  target.nativeBf16 =
-      machine.getMCSubtargetInfo()->checkFeatures("+avx512bf16");
-  return target;
-}
-} // namespace
 
 llvm::Expected<bool> targetConvertsBf16(const std::string &cpu) {
-  llvm::Expected<Target> target = makeTarget(cpu);
-  if (!target)
-    return target.takeError();
-  return loopTarget(*target->machine).nativeBf16;
+  return querySubtarget<bool>(cpu, [](const llvm::MCSubtargetInfo &s) {
+    return loopTarget(s).nativeBf16;
+  });
 }
 
 namespace {
