@@ -18,7 +18,12 @@
 # model but resnet18, whose bundle alone is 90 MB; add it by name), TARGET
 # (default cuda; cpu makes a bundle that checks the harness on a CPU),
 # TIME_BATCHES (MODEL=BATCH ...: libraries that are only timed, at that
-# batch, on export.py's inputs drawn at that size; e.g. "cnn=256").
+# batch, on export.py's inputs drawn at that size; e.g. "cnn=256"), TIMED
+# (the models whose reference-batch library is timed, default "mlp cnn
+# cnn_bn_opset15 transformer resnet18"), COMPARE_DISPATCH (--dispatch
+# choices, e.g. "conv=generated conv_backward_input=generated": every timed
+# library is also built with them and timed beside the default one, an
+# A/B of two dispatch choices in the same run).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mode=all
@@ -30,7 +35,30 @@ GPU_ARCH=${GPU_ARCH:-sm_80,sm_90}
 CUDA_PATH=${CUDA_PATH:-/usr/local/cuda}
 TARGET=${TARGET:-cuda}
 MODELS=${MODELS-"mlp cnn cnn_bn_opset15 transformer class_token tied_head"}
-TIMED="mlp cnn cnn_bn_opset15 transformer resnet18"
+TIMED=${TIMED-"mlp cnn cnn_bn_opset15 transformer resnet18"}
+COMPARE_FLAGS=()
+for choice in ${COMPARE_DISPATCH:-}; do COMPARE_FLAGS+=(--dispatch "$choice"); done
+
+# compile ONNX BATCH LIBRARY FLAGS...: one --target cuda library of the
+# bundle.
+compile() {
+  local onnx=$1 batch=$2 library=$3
+  shift 3
+  echo "compiling $library" >&2
+  "$TRAINC" compile "$onnx" --batch "$batch" "$@" --target "$TARGET" \
+    --gpu-arch "$GPU_ARCH" --cuda-path "$CUDA_PATH" -o "$DIR/$library" 2>&1 |
+    grep -v "^\[info\]" >&2 || true
+  [ -f "$DIR/$library" ] || { echo "compiling $library failed" >&2; exit 1; }
+}
+
+# The entry's "compare" member: the library built with COMPARE_DISPATCH.
+compared() {
+  local onnx=$1 batch=$2 library=$3
+  shift 3
+  [ ${#COMPARE_FLAGS[@]} -gt 0 ] || return 0
+  compile "$onnx" "$batch" "${library%.so}_compare.so" "$@" "${COMPARE_FLAGS[@]}"
+  echo ", \"compare\": \"${library%.so}_compare.so\", \"compare_label\": \"${COMPARE_DISPATCH}\""
+}
 
 build() {
   mkdir -p "$DIR/lib"
@@ -59,29 +87,26 @@ build() {
         cp -r "$ref/fp32/$optimizer" "$DIR/$model.ref/fp32/"
         cp -r "$ref/fp64/$optimizer" "$DIR/$model.ref/fp64/"
       fi
-      local library="lib${model}_$optimizer.so"
-      echo "compiling $library" >&2
+      local library="lib${model}_$optimizer.so" time=false compare=""
       # shellcheck disable=SC2086
-      "$TRAINC" compile "$onnx" --batch "$batch" $flags --target "$TARGET" \
-        --gpu-arch "$GPU_ARCH" --cuda-path "$CUDA_PATH" -o "$DIR/$library" 2>&1 |
-        grep -v "^\[info\]" >&2 || true
-      [ -f "$DIR/$library" ] || { echo "compiling $library failed" >&2; exit 1; }
-      local time=false
-      [ "$optimizer" = sgd_momentum ] && [[ " $TIMED " == *" $model "* ]] && time=true
-      entries+=("{\"model\": \"$model\", \"optimizer\": \"$optimizer\", \"library\": \"$library\", \"reference\": $reference, \"time\": $time}")
+      compile "$onnx" "$batch" "$library" $flags
+      if [ "$optimizer" = sgd_momentum ] && [[ " $TIMED " == *" $model "* ]]; then
+        time=true
+        # shellcheck disable=SC2086
+        compare=$(compared "$onnx" "$batch" "$library" $flags)
+      fi
+      entries+=("{\"model\": \"$model\", \"optimizer\": \"$optimizer\", \"library\": \"$library\", \"reference\": $reference, \"time\": $time$compare}")
     done
   done
   for pair in ${TIME_BATCHES:-}; do
     local model=${pair%=*} batch=${pair#*=} onnx
     onnx="$ROOT/models/$model.onnx"
     [ -f "$onnx" ] || onnx="$ROOT/build/models/$model.onnx"
-    local library="lib${model}_batch$batch.so"
-    echo "compiling $library" >&2
-    "$TRAINC" compile "$onnx" --batch "$batch" --optimizer sgd --lr 0.01 \
-      --momentum 0.9 --target "$TARGET" --gpu-arch "$GPU_ARCH" \
-      --cuda-path "$CUDA_PATH" -o "$DIR/$library" 2>&1 | grep -v "^\[info\]" >&2 || true
-    [ -f "$DIR/$library" ] || { echo "compiling $library failed" >&2; exit 1; }
-    entries+=("{\"model\": \"$model\", \"library\": \"$library\", \"batch\": $batch, \"parity\": false, \"time\": true}")
+    local library="lib${model}_batch$batch.so" sgd=(--optimizer sgd --lr 0.01 --momentum 0.9)
+    compile "$onnx" "$batch" "$library" "${sgd[@]}"
+    local compare
+    compare=$(compared "$onnx" "$batch" "$library" "${sgd[@]}")
+    entries+=("{\"model\": \"$model\", \"library\": \"$library\", \"batch\": $batch, \"parity\": false, \"time\": true$compare}")
   done
   # The runtime's one dependency a GPU machine may lack.
   cp "$(gcc -print-file-name=libgomp.so.1)" "$DIR/lib/"
@@ -91,14 +116,16 @@ build() {
 
 run() {
   export LD_LIBRARY_PATH="$DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  # cuBLAS 13 (the libraries' products): the toolkit's, or the one pip
-  # installed with PyTorch.
-  local cublas
-  cublas=$( (ls "$CUDA_PATH"/lib64/libcublas.so.13 2>/dev/null;
-             python3 -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null |
-             xargs -I{} find {} -name 'libcublas.so.13' 2>/dev/null) | head -1 || true)
-  [ -n "$cublas" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$cublas")"
-  echo "cuBLAS: ${cublas:-not found}"
+  # cuBLAS 13 and cuDNN 9 (the libraries' products and convolutions): the
+  # toolkit's, or the ones pip installed with PyTorch.
+  local name found
+  for name in libcublas.so.13 libcudnn.so.9; do
+    found=$( (ls "$CUDA_PATH/lib64/$name" 2>/dev/null;
+              python3 -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null |
+              xargs -I{} find {} -name "$name" 2>/dev/null) | head -1 || true)
+    [ -n "$found" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$found")"
+    echo "$name: ${found:-not found}"
+  done
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
   PYTHONUNBUFFERED=1 python3 "$ROOT/test/gpu/gpu_check.py" --bundle "$DIR" "$@"
 }

@@ -252,7 +252,7 @@ static StringRef targetOf(LaunchOp launch) {
 }
 
 bool backendRunsOn(StringRef backend, StringRef target) {
-  bool gpu = backend == "cublas";
+  bool gpu = backend == "cublas" || backend == "cudnn";
   return backend == "generated" || gpu == (target == "cuda");
 }
 
@@ -276,6 +276,26 @@ static bool cublasProduct(LaunchOp launch, std::string &whyNot) {
     return true;
   whyNot = "its c broadcast is not a row, a column or the whole output";
   return false;
+}
+
+/// Convolutions and their gradients on cuDNN (lib/Runtime/kernels/
+/// CudnnKernels.cpp): f32, 1 to 3 spatial dims, each padded alike at both
+/// ends (cuDNN's descriptors hold one pad per dim).
+static bool cudnnConv(LaunchOp launch, std::string &whyNot) {
+  if (!allFloat32(launch, whyNot))
+    return false;
+  ArrayRef<int64_t> pads = integers(launch, "pads");
+  size_t rank = pads.size() / 2;
+  if (rank < 1 || rank > 3) {
+    whyNot = "it convolves 1 to 3 spatial dims";
+    return false;
+  }
+  for (size_t d = 0; d < rank; ++d)
+    if (pads[d] != pads[d + rank]) {
+      whyNot = "its pads differ at the two ends of a dim";
+      return false;
+    }
+  return true;
 }
 
 int64_t targetVectorLanes(LaunchOp launch) {
@@ -465,6 +485,10 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.gemm", "cublas", 30, cublasProduct},
       {"graph.matmul", "dnnl", 20, dnnlMatmul},
       {"graph.gemm", "dnnl", 20, dnnlMatmul},
+      // The CUDA target's convolutions: cuDNN wherever it applies.
+      {"graph.conv", "cudnn", 35, cudnnConv},
+      {"graph.conv_backward_input", "cudnn", 35, cudnnConv},
+      {"graph.conv_backward_weight", "cudnn", 35, cudnnConv},
       {"graph.conv", "generated", 30, generatedDepthwiseForward},
       {"graph.conv_backward_input", "generated", 30,
        generatedDepthwiseInputGradient},

@@ -26,6 +26,7 @@
 #include "lib/Codegen/Descriptor.h"
 
 #include "dialects/graph/GraphOps.h"
+#include "dialects/kernel/BackendRegistry.h"
 #include "dialects/kernel/KernelCost.h"
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/kernel/Transforms/Passes.h"
@@ -343,9 +344,10 @@ struct Emitter {
                 launchOp.getCallee()
                     ? emitGeneratedLaunch(launchOp, pointers, buffers, state,
                                           llvmFunction)
-                : target.cuda && launchOp.getBackend() != "cublas"
+                : target.cuda &&
+                        !kernel::backendRunsOn(launchOp.getBackend(), "cuda")
                     ? llvm::createStringError(
-                          "the CUDA target runs cuBLAS and generated "
+                          "the CUDA target runs cuBLAS, cuDNN and generated "
                           "kernels only; " +
                           launchOp.getKernel().str() + " is dispatched to " +
                           launchOp.getBackend().str())

@@ -128,6 +128,27 @@ struct CapturedStep {
 CudaDevice *activeCudaDevice();
 void setActiveCudaDevice(CudaDevice *device);
 
+/// The CUDA library `Library` (a CudaLibrary with `bool open(CudaDevice &,
+/// std::string &error)`) of `device`, opened on first use and kept as the
+/// device's library `name`; null with `error` when it cannot be opened or
+/// no session is active (`what` names the library).
+template <typename Library>
+Library *deviceLibrary(CudaDevice *device, const std::string &name,
+                       const char *what, std::string &error) {
+  if (!device) {
+    error = std::string("a ") + what + " kernel outside a CUDA session";
+    return nullptr;
+  }
+  std::unique_ptr<CudaLibrary> &slot = device->library(name);
+  if (!slot) {
+    auto library = std::make_unique<Library>();
+    if (!library->open(*device, error))
+      return nullptr;
+    slot = std::move(library);
+  }
+  return static_cast<Library *>(slot.get());
+}
+
 /// Device memory freed with its device.
 class DeviceBuffer {
 public:

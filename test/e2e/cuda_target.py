@@ -8,9 +8,12 @@
      one clear message (no driver on this machine; a missing driver file;
      the toolkit's stub driver).
   3. With the fake driver (fake_libcuda.c, loaded through TRAINC_LIBCUDA),
+     a fake cuBLAS and a fake cuDNN (fake_libcublas.c, fake_libcudnn.c),
      the host runtime of the first model, batch-sized as its reference:
-     the image it loads per compute capability, the launch sequence of a
-     step against the kernel IR's launches and loop nests, the step
+     the image it loads per compute capability, the library handles,
+     descriptors and algorithm choices made at open, the launch sequence
+     of a step against the kernel IR's launches and loop nests (products on
+     cuBLAS, convolutions on cuDNN), the step
      captured as CUDA graphs (segments between input checks) and replayed,
      the copies of a step (inputs and labels up, the loss down), the host copies of the
      parameters (read once after a step, written back before the next),
@@ -65,10 +68,17 @@ def log_lines(path):
     return lines
 
 
+LIBRARIES = ("cublas", "cudnn")
+# The fake cuDNN's record of each convolution kernel's call.
+CUDNN_CALLS = {"graph.conv": "fwd", "graph.conv_backward_input": "bwd_data",
+               "graph.conv_backward_weight": "bwd_filter"}
+CUDNN_WORKSPACE = 12345  # bytes the fake's chosen algorithm asks for
+
+
 def expected_launches(kernel_ir):
     """@train_step's launches from the kernel IR: per kernel.launch of a
     loop kernel, one per nest over a non-empty domain, named KERNEL_nestN;
-    per launch on cuBLAS, "cublas"."""
+    per launch on a library, its backend ("cublas", "cudnn")."""
     functions, current = {}, None
     for line in kernel_ir.splitlines():
         m = re.match(r"\s*func\.func (?:private )?@(\S+)\(", line)
@@ -77,18 +87,22 @@ def expected_launches(kernel_ir):
             functions[current] = []
         elif current and "kernel.launch" in line:
             callee = re.search(r"callee = @([\w.$-]+)", line)
-            cublas = 'backend = "cublas"' in line
-            functions[current].append(("launch", callee.group(1) if callee
-                                       else "cublas" if cublas else None))
+            backend = re.search(r'backend = "(cublas|cudnn)"', line)
+            if backend and backend.group(1) == "cudnn":
+                op = re.search(r'kernel\.launch "([\w.]+)"', line).group(1)
+                callee = f"cudnn {CUDNN_CALLS[op]}"
+            else:
+                callee = callee.group(1) if callee else backend and backend.group(1)
+            functions[current].append(("launch", callee))
         elif current and "loop.nest" in line:
             domain = re.search(r"domain = \[([^\]]*)\]", line).group(1)
             empty = any(int(d) == 0 for d in domain.split(",") if d.strip())
             functions[current].append(("nest", empty))
     names = []
     for kind, callee in functions["train_step"]:
-        assert callee, "a launch of the CUDA target neither cuBLAS nor a loop kernel"
-        if callee == "cublas":
-            names.append("cublas")
+        assert callee, "a launch of the CUDA target neither a library's nor a loop kernel"
+        if callee.split()[0] in LIBRARIES:
+            names.append(callee)
             continue
         nests = [empty for k, empty in functions[callee] if k == "nest"]
         names += [f"{callee}_nest{i}" for i, empty in enumerate(nests) if not empty]
@@ -100,6 +114,7 @@ def main():
     p.add_argument("--trainc", required=True)
     p.add_argument("--fake-driver", required=True)
     p.add_argument("--fake-cublas", required=True)
+    p.add_argument("--fake-cudnn", required=True)
     p.add_argument("--cuda-path", required=True)
     p.add_argument("--reference", required=True, help="the first model's .ref")
     p.add_argument("--workdir", required=True)
@@ -160,6 +175,8 @@ def main():
     log = os.path.join(args.workdir, "fake-cuda.log")
     os.environ["TRAINC_LIBCUDA"] = args.fake_driver
     os.environ["TRAINC_LIBCUBLAS"] = args.fake_cublas
+    os.environ["TRAINC_LIBCUDNN"] = args.fake_cudnn
+    os.environ["FAKE_CUDNN_WORKSPACE"] = str(CUDNN_WORKSPACE)
     os.environ["FAKE_CUDA_LOG"] = log
     open(log, "w").close()
     sizes = {}
@@ -190,6 +207,19 @@ def main():
     expect(["cublas create", "cublas stream", f"cublas workspace {32 << 20}"]
            == [l for l in opened if l.startswith("cublas")],
            "open: one cuBLAS handle, on the launch stream, with its own workspace")
+    # (after the destroys of the sessions closed above)
+    dnn = [l for l in opened if l.startswith("cudnn") and not l.startswith("cudnn destroy")]
+    # Launches alike but for their buffers share one descriptor, prepared once.
+    convolutions = len({re.sub(r"%\w+", "%", l) for l in kernel_ir.splitlines()
+                        if 'backend = "cudnn"' in l})
+    finds = [i for i, l in enumerate(dnn) if l.startswith("cudnn find")]
+    expect(dnn[:2] == ["cudnn create", "cudnn stream"] and convolutions > 0
+           and len(finds) == convolutions
+           and all(dnn[i - 1] == "cudnn math 3" for i in finds),
+           f"open: one cuDNN handle on the launch stream; each of the {convolutions} "
+           "distinct convolutions' algorithm found once, in fp32 (FMA) math")
+    expect([l for l in opened if l == f"alloc {CUDNN_WORKSPACE}"] == [f"alloc {CUDNN_WORKSPACE}"],
+           "open: one cuDNN workspace, the size the chosen algorithms need")
     expect(all(b in uploads for b in persistent_bytes),
            f"open: every persistent tensor uploaded ({len(persistent)} tensors, "
            f"{len(uploads)} uploads with the constants)")
@@ -217,8 +247,8 @@ def main():
     # later steps replay them.
     first, second, third = steps(3)
     launches = expected_launches(kernel_ir)
-    expected = [name for name in launches if name != "cublas"]
-    products = len(launches) - len(expected)
+    expected = [name for name in launches if name.split()[0] not in LIBRARIES]
+    products = launches.count("cublas")
     expect(named(first, "launch") == expected,
            f"step 1 launches the kernel IR's nests in order ({len(expected)} launches)")
     calls = [l for l in first if l.startswith("cublas")]
@@ -228,6 +258,15 @@ def main():
     expect([l for l in second if l.startswith("cublas")] == calls
            and not any(l.startswith("cublas") for l in third),
            "step 2 captures the same cuBLAS calls; step 3 replays them")
+    convs = [l for l in first if l.startswith("cudnn") and l != "cudnn add_tensor"]
+    expect([l.rsplit(" ", 2)[0] for l in convs] == [n for n in launches if n.startswith("cudnn")]
+           and all(l.endswith(f" 1 {CUDNN_WORKSPACE}") for l in convs),
+           f"and its {len(convs)} convolutions on cuDNN, with the algorithm chosen "
+           "at open (the fastest that succeeded without tensor cores, FFT or "
+           "Winograd) and its workspace")
+    expect([l for l in second if l.startswith("cudnn")] == [l for l in first if l.startswith("cudnn")]
+           and not any(l.startswith("cudnn") for l in third),
+           "step 2 captures the same cuDNN calls; step 3 replays them")
     expect(set(expected) <= entries, "every launched kernel is an .entry of the PTX")
     blocks = [int(l.split()[3]) for l in first if l.startswith("launch")]
     expect(all(0 < b <= 256 for b in blocks), "blocks of at most 256 threads")
@@ -270,7 +309,12 @@ def main():
     expect(ups == [value.nbytes] + input_bytes,
            f"the written parameter goes up before the step's inputs: {ups}")
     lib.lib.trainc_session_close(session)
-    expect(any(l == "free" for l in log_lines(log)), "close frees the device memory")
+    closed = log_lines(log)
+    expect(any(l == "free" for l in closed), "close frees the device memory")
+    made = [l.split()[1] for l in dnn if l.split()[1] in ("tensor", "filter", "convolution")]
+    destroyed = [l.split()[2] for l in closed if l.startswith("cudnn destroy")]
+    expect(sorted(made) == sorted(destroyed),
+           f"close destroys the {len(made)} cuDNN descriptors made at open")
 
     os.environ["TRAINC_CUDA_GRAPHS"] = "0"
     status, session, message = lib.open()
@@ -280,6 +324,16 @@ def main():
            "TRAINC_CUDA_GRAPHS=0: every step runs eagerly")
     lib.lib.trainc_session_close(session)
     del os.environ["TRAINC_CUDA_GRAPHS"]
+
+    os.environ["TRAINC_CUDNN_TRANSFORMS"] = "1"
+    status, session, message = lib.open()
+    log_lines(log)
+    first, = steps(1)
+    calls = [l for l in first if l.startswith(("cudnn fwd", "cudnn bwd"))]
+    expect(calls and all(l.split()[2] == "5" for l in calls),
+           "TRAINC_CUDNN_TRANSFORMS=1: the fastest, an FFT or Winograd algorithm")
+    lib.lib.trainc_session_close(session)
+    del os.environ["TRAINC_CUDNN_TRANSFORMS"]
 
     os.environ["FAKE_CUDA_MEMORY"] = "1000"
     status, _, message = lib.open()

@@ -13,7 +13,8 @@
  * The fatbin's magic is checked at module load. The environment shapes the
  * device: FAKE_CUDA_CC (compute capability, default 90), FAKE_CUDA_DEVICES
  * (default 1), FAKE_CUDA_MEMORY (bytes the allocations may total). */
-#include <stdarg.h>
+#include "fake_log.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,21 +34,7 @@ static size_t allocated;
 static int capturing;
 static long captured;
 
-__attribute__((format(printf, 1, 2))) static void record(const char *format,
-                                                         ...) {
-  const char *path = getenv("FAKE_CUDA_LOG");
-  if (!path)
-    return;
-  FILE *log = fopen(path, "a");
-  if (!log)
-    return;
-  va_list args;
-  va_start(args, format);
-  vfprintf(log, format, args);
-  va_end(args);
-  fputc('\n', log);
-  fclose(log);
-}
+#define record(...) fake_log("", __VA_ARGS__)
 
 static long env(const char *name, long fallback) {
   const char *value = getenv(name);

@@ -11,7 +11,14 @@ Reads a bundle that `scripts/gpu-check.sh build` made (bundle.json, the
   timing   the libraries marked for timing against PyTorch CUDA on the same
            model and batch (models/export.py's module with the library's
            initial weights, SGD with momentum, CrossEntropyLoss): eager and
-           torch.compile; and the library with CUDA graphs off. Every
+           torch.compile, in fp32 (TF32 off for cuDNN too, whose default
+           allows it: trainc's convolutions are fp32) with cuDNN's
+           autotuner on (torch.backends.cudnn.benchmark, as trainc picks
+           each convolution's algorithm by timing); the library with CUDA
+           graphs off; the entry's "compare" library (the same model
+           built with other --dispatch choices), when the bundle has one;
+           and the library opened with the variables of --compare-env
+           (e.g. TRAINC_CUDNN_TRANSFORMS=1), when given. Every
            step of every runner ends with the loss on the host
            (trainc_train_step returns it; PyTorch's loss.item()), so a
            step's time is its whole latency. Runners alternate in
@@ -176,6 +183,9 @@ def torch_runner(model, library, inputs, labels, mode):
     from the initial weights of `library`."""
     import torch
     import export  # models/export.py
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
     module = export.build(export.SPECS[model])
     module.load_state_dict(library_state(module, library))
     # The CPU only where there is no GPU: a check of this script itself.
@@ -208,7 +218,23 @@ def batch_inputs(model, batch):
     return [x.numpy() for x in xs], labels.numpy()
 
 
-def timing(entries, bundle, rounds, steps):
+def opened_with(path, variables):
+    """A Library of `path` opened with environment `variables` (NAME=VALUE
+    strings, read when a session opens)."""
+    saved = {name: os.environ.get(name) for name, _ in
+             (v.split("=", 1) for v in variables)}
+    os.environ.update(v.split("=", 1) for v in variables)
+    try:
+        return Library(path)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
+
+
+def timing(entries, bundle, rounds, steps, compare_env=()):
     """ms/step of trainc, PyTorch eager and torch.compile, interleaved."""
     import torch
     where = (torch.cuda.get_device_name() if torch.cuda.is_available()
@@ -226,11 +252,25 @@ def timing(entries, bundle, rounds, steps):
         library = Library(os.path.join(bundle, entry["library"]))
         library.bind(inputs, labels)
         # The same library without CUDA graphs (read when a session opens).
-        os.environ["TRAINC_CUDA_GRAPHS"] = "0"
-        eager = Library(os.path.join(bundle, entry["library"]))
-        del os.environ["TRAINC_CUDA_GRAPHS"]
+        eager = opened_with(os.path.join(bundle, entry["library"]),
+                            ["TRAINC_CUDA_GRAPHS=0"])
         eager.bind(inputs, labels)
         runners = {"trainc": library.step, "trainc-no-graphs": eager.step}
+        sessions = [library, eager]
+        if compare_env:
+            environment = opened_with(os.path.join(bundle, entry["library"]),
+                                      compare_env)
+            environment.bind(inputs, labels)
+            runners["trainc-env"] = environment.step
+            sessions.append(environment)
+            print(f"  trainc-env: {entry['library']} with {' '.join(compare_env)}")
+        if "compare" in entry:
+            compared = Library(os.path.join(bundle, entry["compare"]))
+            compared.bind(inputs, labels)
+            runners["trainc-compare"] = compared.step
+            sessions.append(compared)
+            print(f"  trainc-compare: {entry['compare']} "
+                  f"(--dispatch {entry.get('compare_label', '?')})")
         for mode in ("eager", "compile"):
             try:
                 runners[f"torch-{mode}"] = torch_runner(
@@ -248,8 +288,8 @@ def timing(entries, bundle, rounds, steps):
                 for _ in range(steps):
                     step()
                 times[name].append((time.perf_counter() - start) / steps * 1e3)
-        library.close()
-        eager.close()
+        for session in sessions:
+            session.close()
         batch = inputs[0].shape[0]
         print(f"{entry['model']} (batch {batch}):")
         for name, values in times.items():
@@ -272,6 +312,10 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--no-timing", action="store_true")
+    p.add_argument("--compare-env", action="append", default=[],
+                   metavar="NAME=VALUE",
+                   help="also time each library opened with this variable set "
+                        "(repeatable: all of them at once)")
     p.add_argument("--only", action="append", default=[],
                    help="run only this model (repeatable)")
     args = p.parse_args()
@@ -289,15 +333,15 @@ def main():
             failures += 1
     if not args.no_timing:
         rows = timing([e for e in entries if e.get("time")], args.bundle,
-                      args.rounds, args.steps)
-        print("\n| model (batch) | trainc ms/step | without graphs | torch eager "
-              "| torch.compile |")
-        print("|---|--:|--:|--:|--:|")
+                      args.rounds, args.steps, args.compare_env)
+        print("\n| model (batch) | trainc ms/step | without graphs | compare "
+              "| with --compare-env | torch eager | torch.compile |")
+        print("|---|--:|--:|--:|--:|--:|--:|")
         for model, batch, t in rows:
-            print(f"| {model} ({batch}) | {t['trainc']:.3f} | "
-                  f"{t['trainc-no-graphs']:.3f} | "
-                  f"{t.get('torch-eager', float('nan')):.3f} | "
-                  f"{t.get('torch-compile', float('nan')):.3f} |")
+            cells = [t.get(name, float("nan")) for name in (
+                "trainc", "trainc-no-graphs", "trainc-compare", "trainc-env",
+                "torch-eager", "torch-compile")]
+            print(f"| {model} ({batch}) | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
     print("GPU CHECK FAILED" if failures else "GPU check passed")
     return 1 if failures else 0
 

@@ -21,9 +21,10 @@ TEST_CASE("every backend rule has a runtime kernel", "[dispatch]") {
       continue;
     INFO(rule.kernel.str() << " on " << rule.backend.str());
     // Generated kernels are compiled into the model, not looked up; the
-    // CUDA target's library kernels are in libtrainc_rt_cuda.a
-    // (cuda_target.py checks them).
-    if (rule.backend == "cublas")
+    // CUDA target's library kernels (cuBLAS, cuDNN) are in
+    // libtrainc_rt_cuda.a (cuda_target.py checks them).
+    if (rule.backend != "generated" &&
+        trainc::kernel::backendRunsOn(rule.backend, "cuda"))
       continue;
     if (rule.backend == "generated") {
       CHECK(trainc::conversion::hasGeneratedKernel(rule.kernel));

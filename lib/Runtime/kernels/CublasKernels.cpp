@@ -1,8 +1,9 @@
 //===- CublasKernels.cpp - the kernel table of the CUDA runtime -----------===//
 //
-// libtrainc_rt_cuda.a's kernels: backend "cublas" of graph.matmul and
-// graph.gemm (every other launch of a --target cuda library is a generated
-// GPU kernel). cuBLAS is opened with dlopen (libcublas.so.13, or
+// libtrainc_rt_cuda.a's kernel table: backend "cublas" of graph.matmul and
+// graph.gemm, here, and backend "cudnn" of the convolutions
+// (CudnnKernels.cpp); every other launch of a --target cuda library is a
+// generated GPU kernel. cuBLAS is opened with dlopen (libcublas.so.13, or
 // $TRAINC_LIBCUBLAS) when a session prepares its first product, one handle
 // per device, on the device's stream, with a workspace of its own so that
 // a step can be captured as a CUDA graph. fp32 throughout: the default
@@ -112,22 +113,6 @@ struct Cublas final : CudaLibrary {
                  "cublasSgemm", error);
   }
 };
-
-/// The device's cuBLAS, opened on first use.
-Cublas *cublasOn(CudaDevice *device, std::string &error) {
-  if (!device) {
-    error = "a cuBLAS kernel outside a CUDA session";
-    return nullptr;
-  }
-  std::unique_ptr<CudaLibrary> &slot = device->library("cublas");
-  if (!slot) {
-    auto blas = std::make_unique<Cublas>();
-    if (!blas->open(*device, error))
-      return nullptr;
-    slot = std::move(blas);
-  }
-  return static_cast<Cublas *>(slot.get());
-}
 
 class CublasProduct final : public PreparedKernel {
 public:
@@ -246,7 +231,8 @@ private:
 
 std::unique_ptr<PreparedKernel>
 prepareCublas(const Launch &launch, LibraryContext &, std::string &error) {
-  Cublas *blas = cublasOn(activeCudaDevice(), error);
+  auto *blas =
+      deviceLibrary<Cublas>(activeCudaDevice(), "cublas", "cuBLAS", error);
   if (!blas)
     return nullptr;
   auto kernel = std::make_unique<CublasProduct>(*blas, launch);
@@ -260,6 +246,7 @@ prepareCublas(const Launch &launch, LibraryContext &, std::string &error) {
 void registerBuiltinKernels() {
   registerPreparedKernel("graph.matmul", "cublas", prepareCublas);
   registerPreparedKernel("graph.gemm", "cublas", prepareCublas);
+  registerCudnnKernels();
 }
 
 } // namespace trainc::rt
