@@ -23,7 +23,10 @@
 # cnn_bn_opset15 transformer resnet18"), COMPARE_DISPATCH (--dispatch
 # choices, e.g. "conv=generated conv_backward_input=generated": every timed
 # library is also built with them and timed beside the default one, an
-# A/B of two dispatch choices in the same run).
+# A/B of two dispatch choices in the same run), AMP_MODELS (models also
+# built with --amp bf16, SGD with momentum: parity by the mixed-precision
+# criterion, timed against PyTorch under CUDA autocast), AMP_TIME_BATCHES
+# (as TIME_BATCHES, built with --amp bf16).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mode=all
@@ -98,15 +101,37 @@ build() {
       entries+=("{\"model\": \"$model\", \"optimizer\": \"$optimizer\", \"library\": \"$library\", \"reference\": $reference, \"time\": $time$compare}")
     done
   done
-  for pair in ${TIME_BATCHES:-}; do
+  for model in ${AMP_MODELS:-}; do
+    local ref="$REFERENCES/$model.ref" onnx="$ROOT/models/$model.onnx" reference=null batch
+    [ -f "$onnx" ] || onnx="$ROOT/build/models/$model.onnx"
+    batch=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['inputs'][0]['shape'][0])" "$ref/reference.json")
+    if [ "$model" != resnet18 ]; then
+      # The losses of the curves the criterion compares with, and the batch.
+      reference="\"$model.ref\""
+      mkdir -p "$DIR/$model.ref/fp32/sgd_momentum" "$DIR/$model.ref/autocast_bf16/sgd_momentum"
+      cp "$ref/reference.json" "$DIR/$model.ref/"
+      cp -r "$ref/fp32/inputs" "$ref/fp32/labels.npy" "$DIR/$model.ref/fp32/"
+      cp "$ref/fp32/sgd_momentum/losses.npy" "$DIR/$model.ref/fp32/sgd_momentum/"
+      cp "$ref/autocast_bf16/sgd_momentum/losses.npy" "$DIR/$model.ref/autocast_bf16/sgd_momentum/"
+    fi
+    local library="lib${model}_amp_bf16.so"
+    compile "$onnx" "$batch" "$library" --optimizer sgd --lr 0.01 --momentum 0.9 --amp bf16
+    entries+=("{\"model\": \"$model\", \"optimizer\": \"sgd_momentum\", \"library\": \"$library\", \"reference\": $reference, \"amp\": \"bf16\", \"time\": true}")
+  done
+  for pair in ${TIME_BATCHES:-} ${AMP_TIME_BATCHES:+$(printf '%s:amp ' $AMP_TIME_BATCHES)}; do
+    local amp="" ampFlags=()
+    if [[ $pair == *:amp ]]; then
+      pair=${pair%:amp} amp=", \"amp\": \"bf16\"" ampFlags=(--amp bf16)
+    fi
     local model=${pair%=*} batch=${pair#*=} onnx
     onnx="$ROOT/models/$model.onnx"
     [ -f "$onnx" ] || onnx="$ROOT/build/models/$model.onnx"
-    local library="lib${model}_batch$batch.so" sgd=(--optimizer sgd --lr 0.01 --momentum 0.9)
+    local library="lib${model}_batch$batch${amp:+_amp_bf16}.so"
+    local sgd=(--optimizer sgd --lr 0.01 --momentum 0.9 "${ampFlags[@]}")
     compile "$onnx" "$batch" "$library" "${sgd[@]}"
     local compare
     compare=$(compared "$onnx" "$batch" "$library" "${sgd[@]}")
-    entries+=("{\"model\": \"$model\", \"library\": \"$library\", \"batch\": $batch, \"parity\": false, \"time\": true$compare}")
+    entries+=("{\"model\": \"$model\", \"library\": \"$library\", \"batch\": $batch, \"parity\": false, \"time\": true$compare$amp}")
   done
   # The runtime's one dependency a GPU machine may lack.
   cp "$(gcc -print-file-name=libgomp.so.1)" "$DIR/lib/"

@@ -256,11 +256,24 @@ bool backendRunsOn(StringRef backend, StringRef target) {
   return backend == "generated" || gpu == (target == "cuda");
 }
 
+/// Every buffer f32, or every one bf16 (--amp bf16 on the GPU: the cuBLAS
+/// and cuDNN kernels multiply bf16 on tensor cores, accumulating in f32).
+static bool allFloat32OrBf16(LaunchOp launch, std::string &whyNot) {
+  bool bf16 = llvm::all_of(launch->getOperands(), [](Value buffer) {
+    return cast<MemRefType>(buffer.getType()).getElementType().isBF16();
+  });
+  if (bf16 || allFloat32(launch, whyNot))
+    return true;
+  whyNot = "it handles all-f32 or all-bf16 buffers only";
+  return false;
+}
+
 /// graph.matmul and graph.gemm on cuBLAS (lib/Runtime/kernels/
-/// CublasKernels.cpp): f32, and a gemm's c a row [n], a column [m, 1] or a
-/// whole [m, n] (the broadcasts its kernel builds with cuBLAS itself).
+/// CublasKernels.cpp): f32 or bf16, and a gemm's c a row [n], a column
+/// [m, 1] or (f32 only) a whole [m, n] (the broadcasts its kernel builds
+/// with cuBLAS itself).
 static bool cublasProduct(LaunchOp launch, std::string &whyNot) {
-  if (!allFloat32(launch, whyNot))
+  if (!allFloat32OrBf16(launch, whyNot))
     return false;
   if (launch.getKernel() != "graph.gemm" || launch.getInputs().size() < 3)
     return true;
@@ -271,18 +284,19 @@ static bool cublasProduct(LaunchOp launch, std::string &whyNot) {
   bool row = (shape.size() == 1 && shape[0] == n) ||
              (shape.size() == 2 && shape[0] == 1 && shape[1] == n);
   bool column = shape.size() == 2 && shape[0] == m && shape[1] == 1;
-  bool whole = shape.size() == 2 && shape[0] == m && shape[1] == n;
+  bool whole = shape.size() == 2 && shape[0] == m && shape[1] == n &&
+               c.getElementType().isF32();
   if (row || column || whole)
     return true;
-  whyNot = "its c broadcast is not a row, a column or the whole output";
+  whyNot = "its c broadcast is not a row, a column or (f32) the whole output";
   return false;
 }
 
 /// Convolutions and their gradients on cuDNN (lib/Runtime/kernels/
-/// CudnnKernels.cpp): f32, 1 to 3 spatial dims, each padded alike at both
-/// ends (cuDNN's descriptors hold one pad per dim).
+/// CudnnKernels.cpp): f32 or bf16, 1 to 3 spatial dims, each padded alike
+/// at both ends (cuDNN's descriptors hold one pad per dim).
 static bool cudnnConv(LaunchOp launch, std::string &whyNot) {
-  if (!allFloat32(launch, whyNot))
+  if (!allFloat32OrBf16(launch, whyNot))
     return false;
   ArrayRef<int64_t> pads = integers(launch, "pads");
   size_t rank = pads.size() / 2;

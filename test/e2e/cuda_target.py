@@ -335,6 +335,53 @@ def main():
     lib.lib.trainc_session_close(session)
     del os.environ["TRAINC_CUDNN_TRANSFORMS"]
 
+    # --amp bf16: products and convolutions on bf16 operands, on tensor
+    # cores; a bf16 convolution's bias added on cuBLAS.
+    amp_library = os.path.join(args.workdir, "libfirst_amp.so")
+    subprocess.run(common + ["--amp", "bf16", "--gpu-arch", "sm_90", "-o", amp_library]
+                   + cuda, check=True)
+    amp_ir = subprocess.run(common + ["--amp", "bf16", "--emit", "kernel"] + cuda,
+                            check=True, capture_output=True, text=True).stdout
+    amp = Library(amp_library)
+    status, amp_session, message = amp.open()
+    expect(status == 0, "--amp bf16: the session opens" + (f": {message}" if status else ""))
+    opened = log_lines(log)
+    dnn = [l for l in opened if l.startswith("cudnn") and not l.startswith("cudnn destroy")]
+    finds = [i for i, l in enumerate(dnn) if l.startswith("cudnn find")]
+    expect(finds and all(dnn[i - 1] == "cudnn math 1" for i in finds)
+           and all(l.endswith(" type 9") for l in dnn if l.startswith(("cudnn tensor", "cudnn filter"))),
+           "--amp bf16: each convolution's descriptors bf16, its algorithm found in "
+           "tensor-core math")
+    status = amp.lib.trainc_train_step(amp_session, xs, len(inputs), ctypes.byref(y),
+                                       ctypes.byref(loss))
+    expect(status == 0, "--amp bf16: a step" + (
+        "" if status == 0 else f": {amp.lib.trainc_last_error().decode()}"))
+    step = log_lines(log)
+    amp_launches = expected_launches(amp_ir)
+    expect(named(step, "launch") == [n for n in amp_launches if n.split()[0] not in LIBRARIES],
+           "--amp bf16: step 1 launches the kernel IR's nests in order")
+    blas = [l.split() for l in step if l.startswith("cublas")]
+    # The train step's convolutions with a bias: [N, C, H, W] outputs.
+    train_ir = amp_ir[amp_ir.index("@train_step("):]
+    train_ir = train_ir[:train_ir.find("func.func")]
+    biased = re.findall(r'kernel\.launch "graph\.conv"\(%\w+, %\w+, %\w+\) -> .*'
+                        r'-> memref<(\d+)x(\d+)x(\d+)x(\d+)xbf16>', train_ir)
+    expect(blas and all(c[1] in ("gemm_ex", "gemm_batched_ex") and c[-2:] == ["14", "68"]
+                        for c in blas),
+           f"--amp bf16: its {len(blas)} cuBLAS calls all GemmEx on bf16 (14) "
+           "with f32 accumulation (68)")
+    updates = [c[2:] for c in blas if c[1] == "gemm_batched_ex"]
+    expect(biased and all(["0", "0", str(int(h) * int(w)), c, "1", n, "14", "68"] in updates
+                          for n, c, h, w in biased),
+           f"--amp bf16: each of the {len(biased)} convolution biases added on "
+           "cuBLAS, one rank-1 update per image")
+    convs = [l for l in step if l.startswith(("cudnn fwd", "cudnn bwd"))]
+    expect([l.rsplit(" ", 2)[0] for l in convs]
+           == [n for n in amp_launches if n.startswith("cudnn")],
+           f"--amp bf16: its {len(convs)} convolutions on cuDNN")
+    amp.lib.trainc_session_close(amp_session)
+    log_lines(log)
+
     os.environ["FAKE_CUDA_MEMORY"] = "1000"
     status, _, message = lib.open()
     expect(status == OUT_OF_MEMORY and "out of GPU memory" in message,

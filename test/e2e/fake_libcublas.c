@@ -4,6 +4,9 @@
  *   cublas create | cublas stream | cublas workspace BYTES
  *   cublas sgemm OPB OPA N M K LDB LDA LDC  (column-major, as called)
  *   cublas sgemm_batched OPB OPA N M K BATCH | cublas scopy N
+ *   cublas gemm_ex OPB OPA N M K TYPE COMPUTE
+ *   cublas gemm_batched_ex OPB OPA N M K BATCH TYPE COMPUTE
+ *   (TYPE: the cudaDataType of every operand, which the kernels keep alike)
  * Nothing is computed. */
 #include "fake_log.h"
 
@@ -50,4 +53,20 @@ EXPORT int cublasScopy_v2(void *handle, int n, const float *x, int incx,
                           float *y, int incy) {
   record("scopy %d", n);
   return 0;
+}
+EXPORT int cublasGemmEx(void *handle, int opA, int opB, int m, int n, int k,
+                        const void *alpha, const void *a, int typeA, int lda,
+                        const void *b, int typeB, int ldb, const void *beta,
+                        void *c, int typeC, int ldc, int compute, int algo) {
+  record("gemm_ex %d %d %d %d %d %d %d", opA, opB, m, n, k, typeA, compute);
+  return typeA == typeB && typeB == typeC ? 0 : 7;
+}
+EXPORT int cublasGemmStridedBatchedEx(
+    void *handle, int opA, int opB, int m, int n, int k, const void *alpha,
+    const void *a, int typeA, int lda, long long strideA, const void *b,
+    int typeB, int ldb, long long strideB, const void *beta, void *c, int typeC,
+    int ldc, long long strideC, int batch, int compute, int algo) {
+  record("gemm_batched_ex %d %d %d %d %d %d %d %d", opA, opB, m, n, k, batch,
+         typeA, compute);
+  return typeA == typeB && typeB == typeC ? 0 : 7;
 }

@@ -2,7 +2,7 @@
  * fake_libcuda.c): what the cuDNN kernels of a --target cuda library ask
  * for, appended to $FAKE_CUDA_LOG, one line each:
  *   cudnn create | cudnn stream
- *   cudnn tensor D0,D1,... | cudnn filter D0,D1,...
+ *   cudnn tensor D0,D1,... type T | cudnn filter D0,D1,... type T
  *   cudnn convolution PADS STRIDES DILATIONS (comma-separated) | cudnn group G
  *   cudnn math M
  *   cudnn find fwd|bwd_data|bwd_filter
@@ -78,13 +78,13 @@ EXPORT int cudnnDestroyConvolutionDescriptor(void *d) {
 EXPORT int cudnnSetTensorNdDescriptor(void *d, int type, int rank,
                                       const int *dims, const int *strides) {
   char text[256];
-  record("tensor %s", list(rank, dims, text));
+  record("tensor %s type %d", list(rank, dims, text), type);
   return 0;
 }
 EXPORT int cudnnSetFilterNdDescriptor(void *d, int type, int format, int rank,
                                       const int *dims) {
   char text[256];
-  record("filter %s", list(rank, dims, text));
+  record("filter %s type %d", list(rank, dims, text), type);
   return 0;
 }
 EXPORT int cudnnSetConvolutionNdDescriptor(void *d, int rank, const int *pads,

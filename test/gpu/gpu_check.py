@@ -7,11 +7,17 @@ Reads a bundle that `scripts/gpu-check.sh build` made (bundle.json, the
   parity   each library trains 3 steps on its model's reference batch
            through the C API (ctypes); its losses and trained tensors are
            compared with PyTorch's by the parity criterion of
-           docs/TRAINING.md (test/e2e/so_parity.py's check).
+           docs/TRAINING.md (test/e2e/so_parity.py's check). An --amp bf16
+           library ("amp" in the bundle) is held to the mixed-precision
+           criterion of test/e2e/amp_parity.py instead: its losses within
+           4 d + 1e-4 of PyTorch's fp32 and autocast-bf16 curves, d their
+           own distance, and every trained tensor finite.
   timing   the libraries marked for timing against PyTorch CUDA on the same
            model and batch (models/export.py's module with the library's
            initial weights, SGD with momentum, CrossEntropyLoss): eager and
-           torch.compile, in fp32 (TF32 off for cuDNN too, whose default
+           torch.compile (an --amp bf16 library against both under
+           torch.autocast("cuda", torch.bfloat16)), in fp32 (TF32 off for
+           cuDNN too, whose default
            allows it: trainc's convolutions are fp32) with cuDNN's
            autotuner on (torch.backends.cudnn.benchmark, as trainc picks
            each convolution's algorithm by timing); the library with CUDA
@@ -41,7 +47,7 @@ ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "models"))
 sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
 from capi import Options, Tensor, tensor  # noqa: E402
-from reference_batch import parity_check  # noqa: E402
+from reference_batch import error, parity_check  # noqa: E402
 
 class Library:
     """One --target cuda library, one session."""
@@ -90,6 +96,13 @@ class Library:
                    f"get {name}")
         return out
 
+    def manifest_shape(self, name):
+        """The shape of argument `name` of the training step."""
+        for argument in self.manifest["functions"]["train_step"]["arguments"]:
+            if argument["name"] == name:
+                return argument["shape"]
+        raise KeyError(name)
+
     def close(self):
         self.lib.trainc_session_close(self.session)
 
@@ -129,6 +142,8 @@ def device_reference(entry, bundle):
     for precision, dtype in (("fp32", torch.float32), ("fp64", torch.float64)):
         export.run_precision(spec, state, xs, labels, dtype,
                              os.path.join(out, precision))
+    if entry.get("amp"):
+        export.run_autocast(spec, state, xs, labels, os.path.join(out, "autocast_bf16"))
     info = {"model": entry["model"],
             "inputs": [{"name": n} for n, _, _ in spec.inputs],
             "parameters": [n for n, _ in module.named_parameters()],
@@ -149,6 +164,36 @@ def reference_dir(entry, bundle):
     return entry["computed"]
 
 
+def amp_parity(entry, ref_dir, ref, library, losses):
+    """test/e2e/amp_parity.py's criterion for an --amp bf16 library's 3
+    losses; its trained tensors finite. The number of failures."""
+    optimizer = entry["optimizer"]
+    fp32 = np.load(os.path.join(ref_dir, "fp32", optimizer, "losses.npy"))
+    autocast = np.load(os.path.join(ref_dir, "autocast_bf16", optimizer, "losses.npy"))
+    d = error(autocast, fp32)
+    bound = 4 * d + 1e-4
+    print(f"{ref['model']}, --amp bf16, 3 steps of {optimizer} on the GPU "
+          f"({entry['library']})", flush=True)
+    print(f"  losses: gpu {np.round(losses, 6).tolist()}, torch autocast bf16 (CPU) "
+          f"{np.round(autocast, 6).tolist()}, torch fp32 {np.round(fp32, 6).tolist()}")
+    failures = 0
+    for what, base in (("torch fp32", fp32), ("torch autocast", autocast)):
+        e = error(losses, base)
+        failures += e > bound
+        print(f"  e(gpu bf16, {what:14s}) = {e:.2e}  (bound 4 d + 1e-4 = {bound:.2e}, "
+              f"d = {d:.2e}) {'ok' if e <= bound else 'FAIL'}")
+    for name in ref["parameters"]:
+        like = np.zeros(library.manifest_shape(name), np.float32)
+        finite = np.isfinite(library.parameter(name, like)).all()
+        failures += not finite
+        if not finite:
+            print(f"  {name}: not finite FAIL")
+    library.close()
+    print("  FAILED" if failures else "  within the criterion; trained tensors finite",
+          flush=True)
+    return failures
+
+
 def parity(entry, bundle):
     """3 steps of `entry`'s library against PyTorch; the number of failures."""
     ref_dir = reference_dir(entry, bundle)
@@ -157,6 +202,8 @@ def parity(entry, bundle):
     library = Library(os.path.join(bundle, entry["library"]))
     library.bind(*reference_batch(ref_dir, ref))
     losses = [library.step() for _ in range(3)]
+    if entry.get("amp"):
+        return amp_parity(entry, ref_dir, ref, library, losses)
     failures = 0
 
     def check(what, trainc, base):
@@ -178,9 +225,11 @@ def parity(entry, bundle):
     return failures
 
 
-def torch_runner(model, library, inputs, labels, mode):
+def torch_runner(model, library, inputs, labels, mode, amp=False):
     """A PyTorch CUDA training step of `model` (eager or torch.compile),
-    from the initial weights of `library`."""
+    from the initial weights of `library`; with `amp`, the forward and
+    the loss under torch.autocast("cuda", torch.bfloat16)."""
+    import contextlib
     import torch
     import export  # models/export.py
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -199,7 +248,9 @@ def torch_runner(model, library, inputs, labels, mode):
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        loss = loss_function(runnable(*xs), ys)
+        with (torch.autocast(device, dtype=torch.bfloat16) if amp
+              else contextlib.nullcontext()):
+            loss = loss_function(runnable(*xs).float(), ys)
         loss.backward()
         optimizer.step()
         return loss.item()
@@ -275,7 +326,7 @@ def timing(entries, bundle, rounds, steps, compare_env=()):
             try:
                 runners[f"torch-{mode}"] = torch_runner(
                     entry["model"], os.path.join(bundle, entry["library"]),
-                    inputs, labels, mode)
+                    inputs, labels, mode, amp=bool(entry.get("amp")))
             except Exception as e:  # report, keep timing the others
                 print(f"  torch-{mode} unavailable: {e}")
         times = {name: [] for name in runners}
@@ -291,7 +342,8 @@ def timing(entries, bundle, rounds, steps, compare_env=()):
         for session in sessions:
             session.close()
         batch = inputs[0].shape[0]
-        print(f"{entry['model']} (batch {batch}):")
+        label = entry["model"] + (" --amp bf16" if entry.get("amp") else "")
+        print(f"{label} (batch {batch}):")
         for name, values in times.items():
             print(f"  {name:14s} median {statistics.median(values):8.3f} ms/step "
                   f"[{min(values):.3f}, {max(values):.3f}]")
@@ -300,7 +352,7 @@ def timing(entries, bundle, rounds, steps, compare_env=()):
             if name != "trainc":
                 print(f"  trainc speedup over {name}: "
                       f"{statistics.median(values) / base:.2f}x")
-        rows.append((entry["model"], batch,
+        rows.append((label, batch,
                      {k: statistics.median(v) for k, v in times.items()}))
         sys.stdout.flush()
     return rows

@@ -410,7 +410,8 @@ int runCompileCommand(const CompileCommandOptions &options) {
                   amp);
     return 1;
   }
-  if (amp == "bf16") {
+  // (A GPU's tensor cores multiply bf16: the check is the CPU's.)
+  if (amp == "bf16" && options.target != "cuda") {
     llvm::Expected<bool> native = targetHasNativeBf16(options.cpu);
     if (!native) {
       spdlog::error("{}: --cpu: {}", options.model.model,
@@ -474,15 +475,19 @@ int runCompileCommand(const CompileCommandOptions &options) {
                      "f16-rounded operands (dynamic loss scaling on)");
     }
   }
-  // The CUDA target: products on cuBLAS, every other launch a generated
-  // kernel (GPU kernels from the same loop nests as on the CPU).
+  // The CUDA target: products on cuBLAS, convolutions on cuDNN, every other
+  // launch a generated kernel (GPU kernels from the same loop nests as on
+  // the CPU).
   bool cuda = options.target == "cuda";
   const std::vector<std::string> &dispatch = options.dispatch;
   if (cuda) {
+    // --amp bf16 runs its products and convolutions on tensor cores
+    // (cuBLAS, cuDNN); fp16 (loss scaling) and bf16-storage are CPU modes.
+    std::string ampFlag = "--amp " + amp;
     const char *unsupported = options.tune            ? "--tune"
                               : options.profile       ? "--profile"
                               : options.reluEpilogues ? "--relu-epilogues"
-                              : amp != "off"          ? "--amp"
+                              : amp != "off" && amp != "bf16" ? ampFlag.c_str()
                               : options.checkNumerics ? "--check-numerics"
                               : options.training.dataParallel
                                   ? "--data-parallel"

@@ -6,8 +6,10 @@
 // generated GPU kernel. cuBLAS is opened with dlopen (libcublas.so.13, or
 // $TRAINC_LIBCUBLAS) when a session prepares its first product, one handle
 // per device, on the device's stream, with a workspace of its own so that
-// a step can be captured as a CUDA graph. fp32 throughout: the default
-// math mode (no TF32), as the CPU target computes.
+// a step can be captured as a CUDA graph. f32 products are cublasSgemm in
+// the default math mode (no TF32, as the CPU target computes); bf16 ones
+// (--amp bf16) are cublasGemmEx on bf16 operands with f32 accumulation
+// (CUBLAS_COMPUTE_32F: tensor cores), the result rounded to bf16 once.
 //
 // cuBLAS is column-major: the row-major C[m, n] = op(A) op(B) is the
 // column-major C^T[n, m] = op(B)^T op(A)^T, i.e. cublasSgemm with the
@@ -15,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Runtime/CudaDevice.h"
+#include "lib/Runtime/kernels/CudaKernels.h"
 #include "lib/Runtime/kernels/KernelSupport.h"
 
 #include "lib/Runtime/DynamicLibrary.h"
@@ -25,13 +28,19 @@ namespace {
 
 constexpr int kNoTranspose = 0, kTranspose = 1;
 constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+// library_types.h's cudaDataType and cublas_api.h's enums.
+constexpr int kRealBf16 = 14;    // CUDA_R_16BF
+constexpr int kCompute32F = 68;  // CUBLAS_COMPUTE_32F
+constexpr int kGemmDefault = -1; // CUBLAS_GEMM_DEFAULT
+constexpr uint16_t kBf16One = 0x3f80;
 
 /// cuBLAS on one device.
 struct Cublas final : CudaLibrary {
   DynamicLibrary library;
   void *handle = nullptr;
   CudaDevice *device = nullptr;
-  DeviceBuffer workspace, ones; ///< ones: 1.0f, for broadcasting a bias
+  /// 1.0 in f32 and in bf16, for broadcasting a bias.
+  DeviceBuffer workspace, ones, bf16Ones;
   int (*create)(void **);
   int (*destroy)(void *);
   int (*setStream)(void *, void *);
@@ -43,6 +52,13 @@ struct Cublas final : CudaLibrary {
                              long long, const float *, float *, int, long long,
                              int);
   int (*scopy)(void *, int, const float *, int, float *, int);
+  int (*gemmEx)(void *, int, int, int, int, int, const void *, const void *,
+                int, int, const void *, int, int, const void *, void *, int,
+                int, int, int);
+  int (*gemmStridedBatchedEx)(void *, int, int, int, int, int, const void *,
+                              const void *, int, int, long long, const void *,
+                              int, int, long long, const void *, void *, int,
+                              int, long long, int, int, int);
 
   ~Cublas() override {
     if (handle)
@@ -75,6 +91,8 @@ struct Cublas final : CudaLibrary {
     bind(sgemm, "cublasSgemm_v2");
     bind(sgemmStridedBatched, "cublasSgemmStridedBatched");
     bind(scopy, "cublasScopy_v2");
+    bind(gemmEx, "cublasGemmEx");
+    bind(gemmStridedBatchedEx, "cublasGemmStridedBatchedEx");
     if (!library.missing.empty()) {
       error = "cuBLAS (" + library.path + ") has no " + library.missing;
       return false;
@@ -91,28 +109,81 @@ struct Cublas final : CudaLibrary {
                  "cublasSetWorkspace", error);
   }
 
-  /// `count` ones on the device (grown when a launch is prepared).
-  bool reserveOnes(int64_t count, std::string &error) {
-    if (static_cast<int64_t>(ones.size() / sizeof(float)) >= count)
+  /// `count` ones of f32 or bf16 on the device (grown when a launch is
+  /// prepared, before any step is captured).
+  bool reserveOnes(int64_t count, bool bf16, std::string &error) {
+    DeviceBuffer &buffer = bf16 ? bf16Ones : ones;
+    size_t bytes = count * (bf16 ? sizeof(uint16_t) : sizeof(float));
+    if (buffer.size() >= bytes)
       return true;
-    std::vector<float> host(count, 1.0f);
-    uint64_t address = device->allocate(count * sizeof(float), error);
+    std::vector<float> f32(bf16 ? 0 : count, 1.0f);
+    std::vector<uint16_t> low(bf16 ? count : 0, kBf16One);
+    uint64_t address = device->allocate(bytes, error);
     if (!address)
       return false;
-    ones = DeviceBuffer(device, address, count * sizeof(float));
-    return device->upload(address, host.data(), count * sizeof(float), error);
+    buffer = DeviceBuffer(device, address, bytes);
+    return device->upload(address,
+                          bf16 ? static_cast<const void *>(low.data())
+                               : static_cast<const void *>(f32.data()),
+                          bytes, error);
   }
 
-  /// Row-major out[m, n] = alpha op(a) op(b) + beta out.
+  const void *onesOf(bool bf16) const {
+    return reinterpret_cast<const void *>((bf16 ? bf16Ones : ones).address());
+  }
+
+  /// Row-major out[m, n] = alpha op(a) op(b) + beta out, all f32 or all
+  /// bf16 (accumulated in f32).
   bool gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-            float alpha, const float *a, const float *b, float beta, float *out,
-            std::string &error) {
-    return check(sgemm(handle, transB ? kTranspose : kNoTranspose,
-                       transA ? kTranspose : kNoTranspose, n, m, k, &alpha, b,
-                       transB ? k : n, a, transA ? m : k, &beta, out, n),
-                 "cublasSgemm", error);
+            float alpha, const void *a, const void *b, float beta, void *out,
+            bool bf16, std::string &error) {
+    return gemmBatched(transA, transB, m, n, k, alpha, a, 0, b, 0, beta, out, 0,
+                       1, bf16, error);
+  }
+
+  /// `batch` row-major products out_p[m, n] = alpha op(a_p) op(b_p) +
+  /// beta out_p, the operands `strideA`, `strideB`, `strideOut` elements
+  /// apart (stride 0: one operand shared). One product is a plain GEMM.
+  bool gemmBatched(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                   float alpha, const void *a, int64_t strideA, const void *b,
+                   int64_t strideB, float beta, void *out, int64_t strideOut,
+                   int64_t batch, bool bf16, std::string &error) {
+    int opA = transA ? kTranspose : kNoTranspose,
+        opB = transB ? kTranspose : kNoTranspose;
+    int lda = transA ? m : k, ldb = transB ? k : n;
+    auto *fa = static_cast<const float *>(a);
+    auto *fb = static_cast<const float *>(b);
+    auto *fout = static_cast<float *>(out);
+    if (batch == 1)
+      return bf16 ? check(gemmEx(handle, opB, opA, n, m, k, &alpha, b,
+                                 kRealBf16, ldb, a, kRealBf16, lda, &beta, out,
+                                 kRealBf16, n, kCompute32F, kGemmDefault),
+                          "cublasGemmEx", error)
+                  : check(sgemm(handle, opB, opA, n, m, k, &alpha, fb, ldb, fa,
+                                lda, &beta, fout, n),
+                          "cublasSgemm", error);
+    return bf16 ? check(gemmStridedBatchedEx(handle, opB, opA, n, m, k, &alpha,
+                                             b, kRealBf16, ldb, strideB, a,
+                                             kRealBf16, lda, strideA, &beta,
+                                             out, kRealBf16, n, strideOut,
+                                             batch, kCompute32F, kGemmDefault),
+                        "cublasGemmStridedBatchedEx", error)
+                : check(sgemmStridedBatched(handle, opB, opA, n, m, k, &alpha,
+                                            fb, ldb, strideB, fa, lda, strideA,
+                                            &beta, fout, n, strideOut, batch),
+                        "cublasSgemmStridedBatched", error);
   }
 };
+
+/// A device pointer `elements` elements of `bf16` or f32 past `base`.
+const void *offset(const void *base, int64_t elements, bool bf16) {
+  return static_cast<const char *>(base) +
+         elements * (bf16 ? sizeof(uint16_t) : sizeof(float));
+}
+void *offset(void *base, int64_t elements, bool bf16) {
+  return static_cast<char *>(base) +
+         elements * (bf16 ? sizeof(uint16_t) : sizeof(float));
+}
 
 class CublasProduct final : public PreparedKernel {
 public:
@@ -121,15 +192,19 @@ public:
 
   /// Checks the launch's geometry and sizes the ones it needs.
   bool prepare(std::string &error) {
-    for (const OperandInfo &operand : launch.inputs)
-      if (operand.dtype != DType::F32)
-        return fail(launch, error, "cuBLAS products take f32 operands only");
+    bf16 = launch.inputs[0].dtype == DType::BF16;
+    for (const auto *operands : {&launch.inputs, &launch.outputs})
+      for (const OperandInfo &operand : *operands)
+        if (operand.dtype != (bf16 ? DType::BF16 : DType::F32))
+          return fail(launch, error,
+                      "cuBLAS products take all-f32 or all-bf16 operands");
     if (launch.op == "graph.gemm") {
       if (!makeGemmShape(launch, gemmShape, error))
         return false;
       return limits({gemmShape.m, gemmShape.n, gemmShape.k}, error) &&
              (!gemmShape.hasC ||
-              blas.reserveOnes(std::max(gemmShape.m, gemmShape.n), error));
+              blas.reserveOnes(std::max(gemmShape.m, gemmShape.n), bf16,
+                               error));
     }
     Launch logical = launch;
     if (!transposedOperand(launch, 0, "lhs_perm", logical.inputs[0].shape,
@@ -147,9 +222,8 @@ public:
 
   bool run(void *const *inputs, void *const *outputs, void *,
            std::string &error) override {
-    auto *out = static_cast<float *>(outputs[0]);
-    auto *a = static_cast<const float *>(inputs[0]);
-    auto *b = static_cast<const float *>(inputs[1]);
+    void *out = outputs[0];
+    const void *a = inputs[0], *b = inputs[1];
     if (launch.op == "graph.gemm")
       return runGemm(a, b, inputs, out, error);
     const MatmulShape &mm = matmulShape;
@@ -166,21 +240,17 @@ public:
       rhsShared &= mm.rhsIndex[p] == 0;
     }
     if (fold)
-      return blas.gemm(false, transB, mm.batch * m, n, k, 1, a, b, 0, out,
+      return blas.gemm(false, transB, mm.batch * m, n, k, 1, a, b, 0, out, bf16,
                        error);
-    if ((lhsDense || lhsShared) && (rhsDense || rhsShared)) {
-      float one = 1, zero = 0;
-      return blas.check(blas.sgemmStridedBatched(
-                            blas.handle, transB ? kTranspose : kNoTranspose,
-                            transA ? kTranspose : kNoTranspose, n, m, k, &one,
-                            b, transB ? k : n, rhsShared ? 0 : k * n, a,
-                            transA ? m : k, lhsShared ? 0 : m * k, &zero, out,
-                            n, m * n, mm.batch),
-                        "cublasSgemmStridedBatched", error);
-    }
+    if ((lhsDense || lhsShared) && (rhsDense || rhsShared))
+      return blas.gemmBatched(transA, transB, m, n, k, 1, a,
+                              lhsShared ? 0 : m * k, b, rhsShared ? 0 : k * n,
+                              0, out, m * n, mm.batch, bf16, error);
     for (int64_t p = 0; p < mm.batch; ++p)
-      if (!blas.gemm(transA, transB, m, n, k, 1, a + mm.lhsIndex[p] * m * k,
-                     b + mm.rhsIndex[p] * k * n, 0, out + p * m * n, error))
+      if (!blas.gemm(transA, transB, m, n, k, 1,
+                     offset(a, mm.lhsIndex[p] * m * k, bf16),
+                     offset(b, mm.rhsIndex[p] * k * n, bf16), 0,
+                     offset(out, p * m * n, bf16), bf16, error))
         return false;
     return true;
   }
@@ -196,30 +266,32 @@ private:
 
   /// out = beta * c (broadcast) + alpha * op(a) op(b): c is written first,
   /// a row or a column as a rank-1 product with ones, a whole matrix
-  /// copied.
-  bool runGemm(const float *a, const float *b, void *const *inputs, float *out,
+  /// copied (f32 only: the dispatch gives cuBLAS no other).
+  bool runGemm(const void *a, const void *b, void *const *inputs, void *out,
                std::string &error) {
     const GemmShape &g = gemmShape;
     float beta = 0;
     if (g.hasC) {
-      auto *c = static_cast<const float *>(inputs[2]);
-      const auto *ones = reinterpret_cast<const float *>(blas.ones.address());
+      const void *c = inputs[2], *ones = blas.onesOf(bf16);
       bool row = g.cStrides[0] == 0, column = g.cStrides[1] == 0;
-      bool ok =
-          row && !column
-              ? blas.gemm(false, false, g.m, g.n, 1, 1, ones, c, 0, out, error)
-          : column && !row
-              ? blas.gemm(false, false, g.m, g.n, 1, 1, c, ones, 0, out, error)
-          : !row && !column
-              ? blas.check(blas.scopy(blas.handle, g.m * g.n, c, 1, out, 1),
-                           "cublasScopy", error)
-              : fail(launch, error, "a scalar c is not broadcast on cuBLAS");
+      bool ok = row && !column   ? blas.gemm(false, false, g.m, g.n, 1, 1, ones,
+                                             c, 0, out, bf16, error)
+                : column && !row ? blas.gemm(false, false, g.m, g.n, 1, 1, c,
+                                             ones, 0, out, bf16, error)
+                : !row && !column && !bf16
+                    ? blas.check(blas.scopy(blas.handle, g.m * g.n,
+                                            static_cast<const float *>(c), 1,
+                                            static_cast<float *>(out), 1),
+                                 "cublasScopy", error)
+                    : fail(launch, error,
+                           "cuBLAS broadcasts a row, a column or (f32) a whole "
+                           "matrix c only");
       if (!ok)
         return false;
       beta = static_cast<float>(g.beta);
     }
     return blas.gemm(g.transA, g.transB, g.m, g.n, g.k,
-                     static_cast<float>(g.alpha), a, b, beta, out, error);
+                     static_cast<float>(g.alpha), a, b, beta, out, bf16, error);
   }
 
   Cublas &blas;
@@ -227,6 +299,7 @@ private:
   GemmShape gemmShape;
   MatmulShape matmulShape;
   bool transA = false, transB = false;
+  bool bf16 = false; ///< every operand bf16 (else f32)
 };
 
 std::unique_ptr<PreparedKernel>
@@ -242,6 +315,22 @@ prepareCublas(const Launch &launch, LibraryContext &, std::string &error) {
 }
 
 } // namespace
+
+bool prepareChannelBias(CudaDevice *device, int64_t positions, bool bf16,
+                        std::string &error) {
+  auto *blas = deviceLibrary<Cublas>(device, "cublas", "cuBLAS", error);
+  return blas && blas->reserveOnes(positions, bf16, error);
+}
+
+bool addChannelBias(CudaDevice *device, const void *bias, void *out,
+                    int64_t batch, int64_t channels, int64_t positions,
+                    bool bf16, std::string &error) {
+  auto *blas = deviceLibrary<Cublas>(device, "cublas", "cuBLAS", error);
+  // out_n[C, P] = bias[C, 1] ones[1, P] + out_n, per image n.
+  return blas && blas->gemmBatched(false, false, channels, positions, 1, 1,
+                                   bias, 0, blas->onesOf(bf16), 0, 1, out,
+                                   channels * positions, batch, bf16, error);
+}
 
 void registerBuiltinKernels() {
   registerPreparedKernel("graph.matmul", "cublas", prepareCublas);

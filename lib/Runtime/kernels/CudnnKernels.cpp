@@ -9,23 +9,26 @@
 //
 // Each launch builds its descriptors and chooses its algorithm once, when
 // the session opens: cuDNN's Find* runs every algorithm on the launch's
-// shapes and the fastest that succeeds in fp32 arithmetic (CUDNN_FMA_MATH:
-// no TF32, as the CPU target and the other kernels compute), fits
-// kMaxWorkspaceBytes and computes the products directly (as a GEMM or
-// directly) is kept. The FFT and Winograd algorithms, which transform the
-// operands first, are less accurate in fp32: ResNet-18 on an H200 failed
-// the parity criterion with them (docs/GPU.md); $TRAINC_CUDNN_TRANSFORMS=1
-// lets Find choose them too (for A/B timing). Layouts are the graph's: NCHW
-// activations, [M, C/group, k...] weights, dense. A 1-D convolution is a 2-D
-// one of height 1 (cuDNN's descriptors take 4 or 5 dims). The bias of a forward
-// convolution is added after it (cudnnAddTensor, broadcast over N and the
-// positions).
+// shapes, and the fastest is kept among those that succeeded in fp32
+// arithmetic for f32 data (CUDNN_FMA_MATH: no TF32, as the CPU target and
+// the other kernels compute; bf16 data, --amp bf16, runs on tensor cores
+// with f32 accumulation), fit kMaxWorkspaceBytes and compute the products
+// directly or as a GEMM. The FFT and Winograd algorithms, which transform
+// the operands first, are less accurate in fp32: ResNet-18 on an H200
+// failed the parity criterion with them (docs/GPU.md);
+// $TRAINC_CUDNN_TRANSFORMS=1 lets Find choose them too (for A/B timing).
+// Layouts are the graph's: NCHW activations, [M, C/group, k...] weights,
+// dense. A 1-D convolution is a 2-D one of height 1 (cuDNN's descriptors
+// take 4 or 5 dims). The bias of a forward convolution is added after it:
+// cudnnAddTensor in f32 (broadcast over N and the positions), a rank-1
+// update per image on cuBLAS in bf16 (CudaKernels.h's addChannelBias).
 //
 // The types and constants below are cuDNN 9's (cudnn_graph.h, cudnn_cnn.h):
 // the runtime is compiled without CUDA's headers and links no CUDA library.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Runtime/CudaDevice.h"
+#include "lib/Runtime/kernels/CudaKernels.h"
 #include "lib/Runtime/kernels/KernelSupport.h"
 
 #include "lib/Runtime/DynamicLibrary.h"
@@ -38,6 +41,7 @@ namespace trainc::rt {
 namespace {
 
 constexpr int kDataFloat = 0;          // CUDNN_DATA_FLOAT
+constexpr int kDataBf16 = 9;           // CUDNN_DATA_BFLOAT16
 constexpr int kNCHW = 0;               // CUDNN_TENSOR_NCHW
 constexpr int kCrossCorrelation = 1;   // CUDNN_CROSS_CORRELATION
 constexpr int kFmaMath = 3;            // CUDNN_FMA_MATH
@@ -221,9 +225,13 @@ public:
                        : checkConvBackwardWeight(launch, conv, error);
     if (!checked)
       return false;
-    for (const OperandInfo &operand : launch.inputs)
-      if (operand.dtype != DType::F32)
-        return fail(launch, error, "cuDNN convolutions take f32 operands only");
+    bf16 = launch.inputs[0].dtype == DType::BF16;
+    for (const auto *operands : {&launch.inputs, &launch.outputs})
+      for (const OperandInfo &operand : *operands)
+        if (operand.dtype != (bf16 ? DType::BF16 : DType::F32))
+          return fail(launch, error,
+                      "cuDNN convolutions take all-f32 or all-bf16 operands");
+    int dataType = bf16 ? kDataBf16 : kDataFloat;
     const Window &window = conv.window;
     if (window.rank < 1 || window.rank > 3)
       return fail(launch, error, "cuDNN convolves 1 to 3 spatial dims");
@@ -258,13 +266,18 @@ public:
                      outputDims = dims(conv.outputShape);
     std::vector<int> biasDims(outputDims.size(), 1);
     biasDims[1] = outputDims[1];
-    if (!tensor(input, inputDims, error) ||
-        !tensor(output, outputDims, error) ||
-        (direction == Direction::Forward && launch.inputs.size() == 3 &&
-         !tensor(bias, biasDims, error)) ||
+    hasBias = direction == Direction::Forward && launch.inputs.size() == 3;
+    batch = conv.outputShape[0];
+    channels = conv.outputShape[1];
+    positions = conv.window.outputPlane;
+    if (!tensor(input, inputDims, dataType, error) ||
+        !tensor(output, outputDims, dataType, error) ||
+        (hasBias && !bf16 && !tensor(bias, biasDims, dataType, error)) ||
+        (hasBias && bf16 &&
+         !prepareChannelBias(dnn.device, positions, bf16, error)) ||
         !dnn.made(dnn.createFilter(&weight), weight, dnn.filters,
                   "cudnnCreateFilterDescriptor", error) ||
-        !dnn.check(dnn.setFilter(weight, kDataFloat, kNCHW,
+        !dnn.check(dnn.setFilter(weight, dataType, kNCHW,
                                  static_cast<int>(weightDims.size()),
                                  weightDims.data()),
                    "cudnnSetFilterNdDescriptor", error) ||
@@ -278,8 +291,9 @@ public:
                    "cudnnSetConvolutionNdDescriptor", error) ||
         !dnn.check(dnn.setGroupCount(convolution, static_cast<int>(conv.group)),
                    "cudnnSetConvolutionGroupCount", error) ||
-        !dnn.check(dnn.setMathType(convolution, kFmaMath),
-                   "cudnnSetConvolutionMathType", error))
+        !dnn.check(
+            dnn.setMathType(convolution, bf16 ? kTensorOpMath : kFmaMath),
+            "cudnnSetConvolutionMathType", error))
       return false;
     return chooseAlgorithm(error);
   }
@@ -298,9 +312,14 @@ public:
                                  spaceBytes, &zero, output, outputs[0]),
                      "cudnnConvolutionForward", error))
         return false;
-      return !bias || dnn.check(dnn.addTensor(dnn.handle, &one, bias, inputs[2],
-                                              &one, output, outputs[0]),
-                                "cudnnAddTensor", error);
+      if (!hasBias)
+        return true;
+      if (bf16)
+        return addChannelBias(dnn.device, inputs[2], outputs[0], batch,
+                              channels, positions, bf16, error);
+      return dnn.check(dnn.addTensor(dnn.handle, &one, bias, inputs[2], &one,
+                                     output, outputs[0]),
+                       "cudnnAddTensor", error);
     case Direction::BackwardData: // (grad_output, weight) -> grad_input
       return dnn.check(dnn.backwardData(dnn.handle, &one, weight, inputs[1],
                                         output, inputs[0], convolution,
@@ -319,13 +338,13 @@ public:
 
 private:
   bool tensor(Descriptor &descriptor, const std::vector<int> &dims,
-              std::string &error) {
+              int dataType, std::string &error) {
     std::vector<int> strides(dims.size(), 1);
     for (size_t d = dims.size() - 1; d > 0; --d)
       strides[d - 1] = strides[d] * dims[d];
     return dnn.made(dnn.createTensor(&descriptor), descriptor, dnn.tensors,
                     "cudnnCreateTensorDescriptor", error) &&
-           dnn.check(dnn.setTensor(descriptor, kDataFloat,
+           dnn.check(dnn.setTensor(descriptor, dataType,
                                    static_cast<int>(dims.size()), dims.data(),
                                    strides.data()),
                      "cudnnSetTensorNdDescriptor", error);
@@ -347,8 +366,9 @@ private:
   }
 
   /// Runs cuDNN's Find for this launch and keeps the fastest algorithm
-  /// that succeeded without tensor-core math, fits the workspace cap and
-  /// does not transform its operands (unless $TRAINC_CUDNN_TRANSFORMS=1).
+  /// that succeeded (f32: without tensor-core math), fits the workspace
+  /// cap and does not transform its operands (unless
+  /// $TRAINC_CUDNN_TRANSFORMS=1).
   bool chooseAlgorithm(std::string &error) {
     std::array<AlgorithmPerf, kMaxAlgorithms> results{};
     int count = 0;
@@ -370,17 +390,18 @@ private:
     // Find returns them fastest first.
     for (int i = 0; i < std::min(count, kMaxAlgorithms); ++i) {
       const AlgorithmPerf &perf = results[i];
+      bool tensorCores = perf.mathType == kTensorOpMath ||
+                         perf.mathType == kTensorOpConversion;
       if (perf.status != 0 || perf.memory > kMaxWorkspaceBytes ||
-          perf.mathType == kTensorOpMath ||
-          perf.mathType == kTensorOpConversion ||
+          (tensorCores && !bf16) ||
           (!allowTransforms && transforms(perf.algorithm)))
         continue;
       algorithm = perf.algorithm;
       return dnn.reserveWorkspace(perf.memory, error);
     }
     return fail(launch, error,
-                "cuDNN has no fp32 algorithm without FFT or Winograd for this "
-                "convolution within " +
+                "cuDNN has no algorithm without FFT or Winograd (f32: "
+                "without tensor cores) for this convolution within " +
                     std::to_string(kMaxWorkspaceBytes >> 20) +
                     " MiB of workspace (--dispatch " + launch.op.substr(6) +
                     "=generated compiles it as a "
@@ -390,6 +411,9 @@ private:
   Cudnn &dnn;
   Launch launch;
   Direction direction = Direction::Forward;
+  bool bf16 = false; ///< every operand bf16 (else f32)
+  bool hasBias = false;
+  int64_t batch = 0, channels = 0, positions = 0; ///< of the output
   /// The forward convolution's x, y (dy in the gradients) and bias.
   Descriptor input = nullptr, output = nullptr, bias = nullptr;
   Descriptor weight = nullptr, convolution = nullptr;

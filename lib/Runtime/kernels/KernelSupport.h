@@ -602,8 +602,6 @@ void registerOpenBlasKernels();
 void registerOpenBlasConvKernels();
 void registerDnnlKernels();
 void registerDnnlConvKernels();
-/// libtrainc_rt_cuda.a's convolutions on cuDNN (CudnnKernels.cpp).
-void registerCudnnKernels();
 
 } // namespace trainc::rt
 
