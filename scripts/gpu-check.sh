@@ -10,6 +10,9 @@
 #                                    gpu_check.py); needs an NVIDIA GPU and
 #                                    python3 with torch, numpy and onnx,
 #                                    not LLVM or the toolkit
+#   scripts/gpu-check.sh profile DIR LIBRARY MODEL
+#                                    the kernels of one library's step by
+#                                    GPU time (test/gpu/gpu_profile.py)
 #   scripts/gpu-check.sh [DIR]       both (default DIR: build/gpu-check)
 #
 # Environment: TRAINC (default build/bin/trainc), REFERENCES (the reference
@@ -30,7 +33,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mode=all
-case "${1:-}" in build|run) mode=$1; shift ;; esac
+case "${1:-}" in build|run|profile) mode=$1; shift ;; esac
 DIR=$(realpath -m "${1:-$ROOT/build/gpu-check}")
 TRAINC=${TRAINC:-$ROOT/build/bin/trainc}
 REFERENCES=${REFERENCES:-$ROOT/build/reference}
@@ -139,7 +142,8 @@ build() {
   du -sh "$DIR" >&2
 }
 
-run() {
+# The libraries' runtime dependencies on the GPU machine.
+environment() {
   export LD_LIBRARY_PATH="$DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   # cuBLAS 13 and cuDNN 9 (the libraries' products and convolutions): the
   # toolkit's, or the ones pip installed with PyTorch.
@@ -152,11 +156,26 @@ run() {
     echo "$name: ${found:-not found}"
   done
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+}
+
+run() {
+  environment
   PYTHONUNBUFFERED=1 python3 "$ROOT/test/gpu/gpu_check.py" --bundle "$DIR" "$@"
+}
+
+# profile DIR LIBRARY MODEL [ARGS]: the kernels of LIBRARY's step by GPU
+# time (test/gpu/gpu_profile.py).
+profile() {
+  environment
+  local library=$1 model=$2
+  shift 2
+  PYTHONUNBUFFERED=1 python3 "$ROOT/test/gpu/gpu_profile.py" \
+    --library "$DIR/$library" --model "$model" "$@"
 }
 
 case $mode in
   build) build ;;
   run) run "${@:2}" ;;
+  profile) profile "${@:2}" ;;
   all) build && run ;;
 esac
