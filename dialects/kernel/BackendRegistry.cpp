@@ -258,14 +258,22 @@ bool backendRunsOn(StringRef backend, StringRef target) {
 
 /// Every buffer f32, or every one bf16 (--amp bf16 on the GPU: the cuBLAS
 /// and cuDNN kernels multiply bf16 on tensor cores, accumulating in f32).
+/// No empty buffer either: cuBLAS refuses a leading dimension of 0 and
+/// cuDNN a descriptor with a 0 extent.
 static bool allFloat32OrBf16(LaunchOp launch, std::string &whyNot) {
   bool bf16 = llvm::all_of(launch->getOperands(), [](Value buffer) {
     return cast<MemRefType>(buffer.getType()).getElementType().isBF16();
   });
-  if (bf16 || allFloat32(launch, whyNot))
-    return true;
-  whyNot = "it handles all-f32 or all-bf16 buffers only";
-  return false;
+  if (!bf16 && !allFloat32(launch, whyNot)) {
+    whyNot = "it handles all-f32 or all-bf16 buffers only";
+    return false;
+  }
+  for (Value buffer : launch->getOperands())
+    if (cast<MemRefType>(buffer.getType()).getNumElements() == 0) {
+      whyNot = "it runs no empty tensors";
+      return false;
+    }
+  return true;
 }
 
 /// graph.matmul and graph.gemm on cuBLAS (lib/Runtime/kernels/

@@ -25,20 +25,30 @@ func.func @f(%a: memref<2x3xf32>, %b: memref<3x4xf32>, %c: memref<2x4xf32>, %d: 
   return
 }
 
-// Convolutions and their gradients on cuDNN; one whose pads differ at the
-// two ends of a dim (cuDNN's descriptors hold one pad per dim) stays a
-// generated kernel.
+// Convolutions and their gradients on cuDNN, f32 or bf16 (--amp bf16);
+// one whose pads differ at the two ends of a dim (cuDNN's descriptors hold
+// one pad per dim) or with an empty tensor stays a generated kernel, as
+// does an empty product.
 // CHECK-LABEL: func.func @convolutions
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "cudnn"
 // CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "cudnn"
 // CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "cudnn"
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.conv"{{.*}}backend = "cudnn"{{.*}}bf16
+// CHECK: kernel.launch "graph.conv"{{.*}}backend = "generated"{{.*}}0x3x8x8xf32
+// CHECK: kernel.launch "graph.matmul"{{.*}}backend = "generated"{{.*}}2x0xf32
 func.func @convolutions(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x8x8xf32>,
-                        %dx: memref<2x3x8x8xf32>, %dw: memref<4x3x3x3xf32>, %z: memref<2x4x7x7xf32>) {
+                        %dx: memref<2x3x8x8xf32>, %dw: memref<4x3x3x3xf32>, %z: memref<2x4x7x7xf32>,
+                        %xl: memref<2x3x8x8xbf16>, %wl: memref<4x3x3x3xbf16>, %yl: memref<2x4x8x8xbf16>,
+                        %xe: memref<0x3x8x8xf32>, %ye: memref<0x4x8x8xf32>,
+                        %a: memref<2x0xf32>, %b: memref<0x4xf32>, %c: memref<2x4xf32>) {
   kernel.launch "graph.conv"(%x, %w) -> (%y) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<4x3x3x3xf32>) -> memref<2x4x8x8xf32>
   kernel.launch "graph.conv_backward_input"(%y, %w) -> (%dx) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, input_shape = array<i64: 2, 3, 8, 8>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x4x8x8xf32>, memref<4x3x3x3xf32>) -> memref<2x3x8x8xf32>
   kernel.launch "graph.conv_backward_weight"(%y, %x) -> (%dw) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 4, 3, 3, 3>}} : (memref<2x4x8x8xf32>, memref<2x3x8x8xf32>) -> memref<4x3x3x3xf32>
   kernel.launch "graph.conv"(%x, %w) -> (%z) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<4x3x3x3xf32>) -> memref<2x4x7x7xf32>
+  kernel.launch "graph.conv"(%xl, %wl) -> (%yl) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xbf16>, memref<4x3x3x3xbf16>) -> memref<2x4x8x8xbf16>
+  kernel.launch "graph.conv"(%xe, %w) -> (%ye) {options = {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<0x3x8x8xf32>, memref<4x3x3x3xf32>) -> memref<0x4x8x8xf32>
+  kernel.launch "graph.matmul"(%a, %b) -> (%c) {options = {}} : (memref<2x0xf32>, memref<0x4xf32>) -> memref<2x4xf32>
   return
 }
 
