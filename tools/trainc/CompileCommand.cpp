@@ -563,6 +563,24 @@ int runCompileCommand(const CompileCommandOptions &options) {
       return 1;
     }
   }
+  if (cuda && amp == "bf16" && !options.instrument) {
+    // Measured on an H200 (docs/GPU.md): cuDNN runs NCHW bf16 convolution
+    // gradients on legacy kernels without tensor cores, slower than f32.
+    int lowConvolutions = 0;
+    module.walk([&](kernel::LaunchOp launch) {
+      lowConvolutions +=
+          launch.getBackend() == "cudnn" &&
+          mlir::cast<mlir::MemRefType>(launch.getOutputs()[0].getType())
+              .getElementType()
+              .isBF16();
+    });
+    if (lowConvolutions)
+      spdlog::warn("--amp bf16 --target cuda: {} convolution launches run on "
+                   "cuDNN in NCHW bf16, whose kernels were slower than f32 "
+                   "on an H200 (ResNet-18 2.5x slower than in f32; "
+                   "docs/GPU.md, Mixed precision): measure both",
+                   lowConvolutions);
+  }
   if (options.stats) {
     printStats(module, *imported, precisionStats);
     if (budget && budgetReport.attempts == 0)
