@@ -385,6 +385,17 @@ static bool float32ClassLoss(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
+/// argmax of f32 (lib/Conversion/GeneratedKernels.cpp; the reference
+/// kernel takes every number type).
+static bool float32ArgMax(LaunchOp launch, std::string &whyNot) {
+  if (cast<MemRefType>(launch.getInputs()[0].getType())
+          .getElementType()
+          .isF32())
+    return true;
+  whyNot = "it takes f32 input only";
+  return false;
+}
+
 /// Dropout masks of f32 (lib/Conversion/GeneratedRandomKernels.cpp).
 static bool allFloat32Mask(LaunchOp launch, std::string &whyNot) {
   if (!cast<MemRefType>(launch.getOutputs()[0].getType())
@@ -577,6 +588,7 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.reduce_sum", "generated", 5, float32OrMask},
       {"graph.reduce_mean", "generated", 5, float32OrMask},
       {"graph.reduce_max", "generated", 5, floatOrMask},
+      {"graph.argmax", "generated", 5, float32ArgMax},
       {"graph.softmax", "generated", 5, float32OrMask},
       {"graph.log_softmax", "generated", 5, float32OrMask},
       // Statistics in f32 scratch whatever the activations' type.

@@ -433,6 +433,61 @@ Operand rowMaxima(KernelBuilder &kb, const Space &space, Operand input,
 }
 } // namespace
 
+namespace {
+/// graph.argmax along `axis`, as the reference kernel
+/// (ReductionKernels.cpp): the row maxima first (maximumf, so that a NaN
+/// wins), then the first position holding the maximum as a min-reduction
+/// of the positions (with select_last_index the last, a max-reduction); a
+/// NaN maximum is held by the row's NaNs. A row of size 0 gives 0.
+LogicalResult buildArgMax(KernelBuilder &kb) {
+  auto axisAttr = kb.launch.getOptions().getAs<IntegerAttr>("axis");
+  auto lastAttr = kb.launch.getOptions().getAs<BoolAttr>("select_last_index");
+  ArrayRef<int64_t> shape = kb.inputType(0).getShape();
+  if (!axisAttr || axisAttr.getInt() < 0 ||
+      axisAttr.getInt() >= static_cast<int64_t>(shape.size()))
+    return kb.launch.emitError("argmax needs an axis of its input");
+  int64_t axis = axisAttr.getInt(), size = shape[axis];
+  bool last = lastAttr && lastAttr.getValue();
+  Space space(shape);
+  space.reduction[axis] = true;
+  unsigned inputId = space.addAllBut([](unsigned) { return false; });
+  unsigned rowId = space.addAllBut([&](unsigned dim) { return dim == axis; });
+  space.dropUnitDims();
+  space.collapse();
+  std::optional<unsigned> axisDim = space.find(axis);
+  Operand input{kb.input(0, space.shape(inputId)), inputId};
+  Operand output{kb.output(0, space.shape(rowId)), rowId};
+  if (size == 0) {
+    kb.fill(space, output, 0.0);
+    return success();
+  }
+  Operand max = rowMaxima(kb, space, input, rowId);
+  int64_t none = last ? -1 : size;
+  kb.fill(space, output, double(none));
+  kb.nest(space, {input, max}, output, space.reduction,
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            using P = arith::CmpFPredicate;
+            Value equal = arith::CmpFOp::create(b, loc, P::OEQ, x[0], x[1]);
+            Value bothNaN = arith::AndIOp::create(
+                b, loc, arith::CmpFOp::create(b, loc, P::UNO, x[0], x[0]),
+                arith::CmpFOp::create(b, loc, P::UNO, x[1], x[1]));
+            Value holds = arith::OrIOp::create(b, loc, equal, bothNaN);
+            Value position =
+                axisDim ? loop::IndexOp::create(b, loc, *axisDim).getResult()
+                        : arith::ConstantIndexOp::create(b, loc, 0).getResult();
+            Value index =
+                arith::IndexCastOp::create(b, loc, b.getI64Type(), position);
+            Value candidate = arith::SelectOp::create(
+                b, loc, holds, index,
+                arith::ConstantIntOp::create(b, loc, none, 64));
+            if (last)
+              return {arith::MaxSIOp::create(b, loc, x[2], candidate)};
+            return {arith::MinSIOp::create(b, loc, x[2], candidate)};
+          });
+  return success();
+}
+} // namespace
+
 std::pair<Operand, Operand> softmaxStatistics(KernelBuilder &kb,
                                               const Space &space, Operand input,
                                               unsigned rowId) {
@@ -671,6 +726,7 @@ const llvm::StringMap<Builder> &builders() {
       t[name] = [logarithm = logarithm](KernelBuilder &kb) {
         return buildSoftmax(kb, logarithm);
       };
+    t["graph.argmax"] = buildArgMax;
     t["graph.layer_norm"] = buildLayerNorm;
     t["graph.layer_norm_backward"] = buildLayerNormBackward;
     t["graph.batch_norm_training"] = buildBatchNormTraining;

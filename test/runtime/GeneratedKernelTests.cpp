@@ -134,6 +134,35 @@ TEST_CASE("generated reductions match the interpreter on every axis set",
   }
 }
 
+TEST_CASE("generated argmax matches the interpreter: ties, NaN, every axis",
+          "[generated]") {
+  for (const Shape &shape : {Shape{7}, Shape{64, 10}, Shape{3, 1, 7},
+                             Shape{2, 5, 33}, Shape{1, 300}}) {
+    // Values in {-1, 0, 1}: many ties; then NaNs in some rows.
+    HostTensor ties = randomTensor(DType::F32, shape, -1.5, 1.5);
+    for (double &value : ties.data)
+      value = std::round(value);
+    HostTensor nans = ties;
+    for (size_t i = 0; i < nans.data.size(); i += 5)
+      nans.data[i] = std::numeric_limits<double>::quiet_NaN();
+    for (const HostTensor &x : {ties, nans})
+      for (int64_t axis = 0; axis < static_cast<int64_t>(shape.size()); ++axis)
+        for (bool keepdims : {true, false})
+          for (bool last : {false, true}) {
+            Shape out = shape;
+            if (keepdims)
+              out[axis] = 1;
+            else
+              out.erase(out.begin() + axis);
+            checkGenerated({"graph.argmax",
+                            {x},
+                            {{DType::I64, out}},
+                            {integer("axis", axis), flag("keepdims", keepdims),
+                             flag("select_last_index", last)}});
+          }
+  }
+}
+
 TEST_CASE("generated softmax and log_softmax match on every axis",
           "[generated]") {
   for (const Shape &shape :

@@ -271,3 +271,19 @@ func.func @depthwise_gradients(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>
   kernel.launch "graph.conv_backward_input"(%dys, %ws) -> (%dxs) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 16 : i64, input_shape = array<i64: 2, 16, 2, 2>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x16x2x2xf32>, memref<16x1x3x3xf32>) -> memref<2x16x2x2xf32>
   return
 }
+
+// -----
+
+// argmax: the row maxima in a scratch buffer, then the first position that
+// holds the maximum (or a NaN maximum's NaN) as a min-reduction of the
+// positions along the axis (10: none yet).
+// CHECK-LABEL: func.func private @generated_argmax(%{{.*}}: memref<8x10xf32>, %{{.*}}: memref<8xi64>, %{{.*}}: memref<8xf32>)
+// CHECK: arith.maximumf
+// CHECK: arith.constant 10 : i64
+// CHECK: arith.cmpf oeq
+// CHECK: loop.index 1
+// CHECK: arith.minsi
+func.func @argmax(%x: memref<8x10xf32>, %y: memref<8xi64>) {
+  kernel.launch "graph.argmax"(%x) -> (%y) {backend = "generated", options = {axis = 1 : i64, keepdims = false, select_last_index = false}} : (memref<8x10xf32>) -> memref<8xi64>
+  return
+}
