@@ -127,15 +127,30 @@ bool allFloat32OrLow(LaunchOp launch, std::string &whyNot) {
   return true;
 }
 
+/// Every buffer bf16.
+static bool allBfloat16(LaunchOp launch) {
+  return llvm::all_of(launch->getOperands(), [](Value buffer) {
+    return cast<MemRefType>(buffer.getType()).getElementType().isBF16();
+  });
+}
+
+/// No buffer with 0 elements (library kernels that refuse them).
+static bool noEmptyBuffers(LaunchOp launch, std::string &whyNot) {
+  for (Value buffer : launch->getOperands())
+    if (cast<MemRefType>(buffer.getType()).getNumElements() == 0) {
+      whyNot = "it runs no empty tensors";
+      return false;
+    }
+  return true;
+}
+
 /// f32 buffers, or with `bf16` all bf16 buffers (lib/Runtime/kernels/
 /// Dnnl.h: checkDnnlTypes) on an AVX-512 target (16 lanes: oneDNN 2.6
 /// has no bf16 primitives below avx512_core, so an AVX2 CPU could not
 /// create one when the session opens), none empty.
 static bool dnnlBuffers(LaunchOp launch, std::string &whyNot,
                         bool bf16 = false) {
-  bool allBf16 = llvm::all_of(launch->getOperands(), [](Value buffer) {
-    return cast<MemRefType>(buffer.getType()).getElementType().isBF16();
-  });
+  bool allBf16 = allBfloat16(launch);
   if (allBf16 && bf16 && targetVectorLanes(launch) < 16) {
     whyNot = "it has no bf16 kernels for CPUs without AVX-512";
     return false;
@@ -145,12 +160,7 @@ static bool dnnlBuffers(LaunchOp launch, std::string &whyNot,
       whyNot = "it handles all-f32 or all-bf16 buffers only";
     return false;
   }
-  for (Value buffer : launch->getOperands())
-    if (cast<MemRefType>(buffer.getType()).getNumElements() == 0) {
-      whyNot = "it runs no empty tensors";
-      return false;
-    }
-  return true;
+  return noEmptyBuffers(launch, whyNot);
 }
 
 /// [N, C, D...] with 1 to 3 spatial dims.
@@ -261,19 +271,11 @@ bool backendRunsOn(StringRef backend, StringRef target) {
 /// No empty buffer either: cuBLAS refuses a leading dimension of 0 and
 /// cuDNN a descriptor with a 0 extent.
 static bool allFloat32OrBf16(LaunchOp launch, std::string &whyNot) {
-  bool bf16 = llvm::all_of(launch->getOperands(), [](Value buffer) {
-    return cast<MemRefType>(buffer.getType()).getElementType().isBF16();
-  });
-  if (!bf16 && !allFloat32(launch, whyNot)) {
+  if (!allBfloat16(launch) && !allFloat32(launch, whyNot)) {
     whyNot = "it handles all-f32 or all-bf16 buffers only";
     return false;
   }
-  for (Value buffer : launch->getOperands())
-    if (cast<MemRefType>(buffer.getType()).getNumElements() == 0) {
-      whyNot = "it runs no empty tensors";
-      return false;
-    }
-  return true;
+  return noEmptyBuffers(launch, whyNot);
 }
 
 /// graph.matmul and graph.gemm on cuBLAS (lib/Runtime/kernels/

@@ -192,12 +192,8 @@ public:
 
   /// Checks the launch's geometry and sizes the ones it needs.
   bool prepare(std::string &error) {
-    bf16 = launch.inputs[0].dtype == DType::BF16;
-    for (const auto *operands : {&launch.inputs, &launch.outputs})
-      for (const OperandInfo &operand : *operands)
-        if (operand.dtype != (bf16 ? DType::BF16 : DType::F32))
-          return fail(launch, error,
-                      "cuBLAS products take all-f32 or all-bf16 operands");
+    if (!uniformF32OrBf16(launch, "cuBLAS products", bf16, error))
+      return false;
     if (launch.op == "graph.gemm") {
       if (!makeGemmShape(launch, gemmShape, error))
         return false;
@@ -315,6 +311,18 @@ prepareCublas(const Launch &launch, LibraryContext &, std::string &error) {
 }
 
 } // namespace
+
+bool uniformF32OrBf16(const Launch &launch, const char *kernels, bool &bf16,
+                      std::string &error) {
+  bf16 = launch.inputs[0].dtype == DType::BF16;
+  for (const auto *operands : {&launch.inputs, &launch.outputs})
+    for (const OperandInfo &operand : *operands)
+      if (operand.dtype != (bf16 ? DType::BF16 : DType::F32))
+        return fail(launch, error,
+                    std::string(kernels) +
+                        " take all-f32 or all-bf16 operands");
+  return true;
+}
 
 bool prepareChannelBias(CudaDevice *device, int64_t positions, bool bf16,
                         std::string &error) {

@@ -13,6 +13,12 @@
 namespace trainc::rt {
 
 class CudaDevice;
+struct Launch;
+
+/// Whether every operand of `launch` is bf16 (`bf16` set) or every one f32;
+/// else false with an error naming `library`'s kernels.
+bool uniformF32OrBf16(const Launch &launch, const char *kernels, bool &bf16,
+                      std::string &error);
 
 /// Registers the convolutions on cuDNN (CudnnKernels.cpp).
 void registerCudnnKernels();

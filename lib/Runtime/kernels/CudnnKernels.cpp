@@ -225,12 +225,8 @@ public:
                        : checkConvBackwardWeight(launch, conv, error);
     if (!checked)
       return false;
-    bf16 = launch.inputs[0].dtype == DType::BF16;
-    for (const auto *operands : {&launch.inputs, &launch.outputs})
-      for (const OperandInfo &operand : *operands)
-        if (operand.dtype != (bf16 ? DType::BF16 : DType::F32))
-          return fail(launch, error,
-                      "cuDNN convolutions take all-f32 or all-bf16 operands");
+    if (!uniformF32OrBf16(launch, "cuDNN convolutions", bf16, error))
+      return false;
     int dataType = bf16 ? kDataBf16 : kDataFloat;
     const Window &window = conv.window;
     if (window.rank < 1 || window.rank > 3)
