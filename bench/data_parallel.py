@@ -21,6 +21,9 @@ median ms/step, one thread per process):
             with the backward pass
   2 x 1 one bucket   the same with one bucket for every gradient (started
             after the last gradient, waited at once): no overlap
+  2 x 1 MPI the 2 x 1 job with TRAINC_MPI_SHARED_MEMORY=0: MPI_Allreduce
+            instead of the shared arenas both processes map (they run on
+            one host here)
   torch 1 x 1, torch DDP 2 x 1   PyTorch eager (Debian's, bench/peer_torch.py)
             on one process, and DistributedDataParallel over gloo on two
             (its --bucket-mb the same as trainc's), for the same ratio
@@ -63,16 +66,19 @@ def compile_library(model, trainc, workdir, extra, tag):
     return library
 
 
-def timed(command, processes, workdir):
+def timed(command, processes, workdir, env=None):
     """Runs a runner (under mpirun for several processes, each writing its
-    own stdout: mpirun --output-filename, so that lines do not interleave);
-    the JSON line of every process, or None."""
+    own stdout: mpirun --output-filename, so that lines do not interleave)
+    with `env` added to the environment; the JSON line of every process,
+    or None."""
+    env = env or {}
     output = os.path.join(workdir, "output")
     shutil.rmtree(output, ignore_errors=True)
     if processes > 1:
-        command = command[:1] + ["--output-filename", output] + command[1:]
+        exported = [a for name in env for a in ("-x", name)]
+        command = command[:1] + ["--output-filename", output] + exported + command[1:]
     run = subprocess.run(command, capture_output=True, text=True,
-                         env=harness.clean_env({}), timeout=1800)
+                         env=harness.clean_env(env), timeout=1800)
     texts = [run.stdout]
     if processes > 1:
         texts = []
@@ -122,7 +128,7 @@ def main():
                                      ["--data-parallel", "--bucket-mib", "1000000"],
                                      "one_bucket")
         times = {key: [] for key in ("1x1", "dp1", "alone", "2x1", "one",
-                                     "torch", "ddp")}
+                                     "mpi", "torch", "ddp")}
         peer = [sys.executable, os.path.join(HERE, "peer_torch.py"), "--mode", "eager",
                 "--model", name, "--onnx", model.onnx, "--data", model.data,
                 "--inputs", ",".join(model.inputs), "--lr", str(harness.LR),
@@ -135,6 +141,8 @@ def main():
                 "alone": timed(mpirun + [runner, plain] + measure + model.runner_args, 2, args.workdir),
                 "2x1": timed(mpirun + [runner, parallel] + measure + model.runner_args, 2, args.workdir),
                 "one": timed(mpirun + [runner, one_bucket] + measure + model.runner_args, 2, args.workdir),
+                "mpi": timed(mpirun + [runner, parallel] + measure + model.runner_args, 2,
+                             args.workdir, {"TRAINC_MPI_SHARED_MEMORY": "0"}),
                 "torch": timed(peer, 1, args.workdir),
                 "ddp": timed(mpirun + peer + ["--ddp", "--bucket-mb", args.bucket_mib], 2, args.workdir),
             }
@@ -155,6 +163,7 @@ def main():
                "samples_1": model.batch / med["1x1"] * 1e3,
                "samples_2": 2 * model.batch / med["2x1"] * 1e3,
                "efficiency": med["1x1"] / med["2x1"],
+               "mpi_efficiency": med["1x1"] / med["mpi"],
                "torch_efficiency": med["torch"] / med["ddp"],
                "hidden": 1 - added / unhidden if unhidden > 0 else float("nan"),
                "comm_ms_per_step": [statistics.median(c[r][0] for c in counters)
@@ -165,17 +174,18 @@ def main():
         print(json.dumps(row), flush=True)
 
     lines = ["| model (batch per process) | 1 x 1 | dp x1 | 2 alone | 2 x 1 | "
-             "2 x 1 one bucket | samples/s 1 x 1 | samples/s 2 x 1 | scaling "
-             "efficiency | communication hidden | collectives / blocked (ms/step, rank 0) "
+             "2 x 1 one bucket | 2 x 1 MPI | samples/s 1 x 1 | samples/s 2 x 1 | scaling "
+             "efficiency (MPI) | communication hidden | collectives / blocked (ms/step, rank 0) "
              "| torch 1 x 1 | torch DDP 2 x 1 | DDP scaling efficiency |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ms, ranges = r["ms"], r["ranges"]
         cell = lambda k: f"{ms[k]:.2f} ({ranges[k][0]:.2f}-{ranges[k][1]:.2f})"
         lines.append(
             f"| {r['model']} ({r['batch']}) | {cell('1x1')} | {cell('dp1')} | "
-            f"{cell('alone')} | {cell('2x1')} | {cell('one')} | "
-            f"{r['samples_1']:.0f} | {r['samples_2']:.0f} | {100 * r['efficiency']:.0f} % | "
+            f"{cell('alone')} | {cell('2x1')} | {cell('one')} | {cell('mpi')} | "
+            f"{r['samples_1']:.0f} | {r['samples_2']:.0f} | {100 * r['efficiency']:.0f} % "
+            f"({100 * r['mpi_efficiency']:.0f} %) | "
             f"{100 * r['hidden']:.0f} % | {r['comm_ms_per_step'][0]:.2f} / "
             f"{r['blocked_ms_per_step'][0]:.2f} | {cell('torch')} | {cell('ddp')} | "
             f"{100 * r['torch_efficiency']:.0f} % |")

@@ -188,7 +188,14 @@ TRAINC_API trainc_status trainc_get_profile(const trainc_session *session,
  *
  * BatchNorm's running statistics are each process's own (as in PyTorch's
  * DistributedDataParallel); parameters and optimizer state stay equal on
- * every process. The loss trainc_train_step returns is this process's. */
+ * every process. The loss trainc_train_step returns is this process's.
+ *
+ * When every process of the job runs on one host, the sessions map each
+ * other's arenas (POSIX shared memory, /dev/shm, set up over MPI when they
+ * open) and the last process to finish a gradient sums it for all; jobs
+ * across hosts, or with TRAINC_MPI_SHARED_MEMORY=0 in every process's
+ * environment, use MPI_Allreduce. Either way trainc_session_open is
+ * collective: every process opens its sessions in the same order. */
 
 /* This process's rank in the job, from 0, and the number of processes;
  * either pointer may be NULL. */
@@ -197,8 +204,10 @@ TRAINC_API trainc_status trainc_get_world(const trainc_session *session,
 /* Seconds this session's gradient all-reduces have run (on the library's
  * communication thread) and seconds its steps have waited for them, since
  * it opened: 1 - waited / busy is the share of the communication hidden
- * behind the backward pass. Both 0 for a job of one process. Either
- * pointer may be NULL. */
+ * behind the backward pass. Both 0 for a job of one process. On one host
+ * (shared arenas, above), `busy` counts the sums this process did for the
+ * job: it may be 0 on a process that never finished a gradient last.
+ * Either pointer may be NULL. */
 TRAINC_API trainc_status trainc_get_communication(const trainc_session *session,
                                                   double *busy_seconds,
                                                   double *waited_seconds);

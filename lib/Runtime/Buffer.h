@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include <sys/mman.h>
@@ -33,13 +34,30 @@ public:
       std::memset(p, 0, size);
     storage.reset(p);
   }
+  /// Storage someone else allocated (`size` bytes at `data`, zeroed),
+  /// given back by `release` when the buffer dies.
+  static Buffer adopt(void *data, size_t size,
+                      std::function<void(void *)> release) {
+    Buffer buffer;
+    buffer.storage =
+        std::unique_ptr<void, Free>(data, Free{std::move(release)});
+    buffer.bytes = size;
+    return buffer;
+  }
+
   void *data() { return storage.get(); }
   const void *data() const { return storage.get(); }
   size_t size() const { return bytes; }
 
 private:
   struct Free {
-    void operator()(void *p) const { std::free(p); }
+    std::function<void(void *)> release; ///< empty: std::free
+    void operator()(void *p) const {
+      if (release)
+        release(p);
+      else
+        std::free(p);
+    }
   };
   std::unique_ptr<void, Free> storage;
   size_t bytes = 0;

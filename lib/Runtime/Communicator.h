@@ -10,9 +10,12 @@
 #ifndef TRAINC_LIB_RUNTIME_COMMUNICATOR_H
 #define TRAINC_LIB_RUNTIME_COMMUNICATOR_H
 
+#include "lib/Runtime/Buffer.h"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace trainc::rt {
@@ -27,6 +30,21 @@ public:
   /// process of the job must call it with the same count.
   virtual bool allReduceSum(double *values, size_t count,
                             std::string &error) = 0;
+  /// Allocates a session's arena of `bytes` (zeroed) into `arena`, after
+  /// its launches were prepared; `collectives` is the session's state of
+  /// the all-reduce kernels (LibraryContext::collectives) and `library` a
+  /// hash of the compiled library. Collective: every process of the job
+  /// opens its session at the same point. A job on one host may map the
+  /// arenas into every process, so that its all-reduces sum in place
+  /// (kernels/MpiKernels.cpp); otherwise private memory. False, with
+  /// `error`, if a collective call failed.
+  virtual bool allocateArena(size_t bytes, uint64_t library,
+                             const std::shared_ptr<void> &collectives,
+                             Buffer &arena, std::string &error) {
+    (void)library, (void)collectives, (void)error;
+    arena = Buffer(bytes);
+    return true;
+  }
 };
 
 /// Where a session's communication time goes (trainc_get_communication):

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Runtime/Session.h"
+#include "lib/Runtime/Communicator.h"
 #include "lib/Runtime/Model.h"
 
 #include <nlohmann/json.hpp>
@@ -137,6 +138,17 @@ static std::vector<std::string> missingCpuFeatures(const nlohmann::json &needed)
       missing.push_back(name);
   }
   return missing;
+}
+
+/// A hash of what the compiler put in this library (its manifest and
+/// kernel descriptors): processes of a data-parallel job compare it before
+/// they share arenas.
+static uint64_t libraryIdentity() {
+  std::string text = trainc_model_manifest;
+  for (const char *const *descriptor = trainc_model_kernels; *descriptor;
+       ++descriptor)
+    text.append(*descriptor).push_back('\n');
+  return std::hash<std::string>()(text);
 }
 
 /// Prepares every launch of the generated code (library primitives are
@@ -270,19 +282,13 @@ static trainc_status openSession(const trainc_session_options *options,
         std::memcpy(it->second.second.data(), &value, sizeof(value));
     };
     setScalar("seed", static_cast<int64_t>(options ? options->seed : 0));
-    setScalar("learning_rate", static_cast<float>(
-                                   manifest.at("training").at("learning_rate")
-                                       .get<double>()));
-    size_t arena =
-        std::max(session.trainStep.arenaSize, session.eval.arenaSize);
+    setScalar("learning_rate",
+              static_cast<float>(
+                  manifest.at("training").at("learning_rate").get<double>()));
     if (manifest.at("target").at("kind").get<std::string>() == "cuda") {
       // The arena, the persistent tensors and the constants on the GPU.
       if (trainc_status status = openDevice(session))
         return status;
-    } else {
-      session.arena = Buffer(arena);
-      if (arena && !session.arena.data())
-        return outOfMemory(arena, "the arena of intermediates");
     }
     if (manifest.contains("profile")) {
       Profile &profile = session.launchState.profile;
@@ -305,6 +311,26 @@ static trainc_status openSession(const trainc_session_options *options,
   omp_set_num_threads(threads);
   if (trainc_status status = prepareLaunches(session.launchState))
     return status;
+  if (!session.cuda) {
+    // After the launches: a data-parallel job's communicator (made by its
+    // first all-reduce's prepare hook) may place the arena in memory that
+    // every process of the job on this host maps.
+    size_t arena =
+        std::max(session.trainStep.arenaSize, session.eval.arenaSize);
+    const LibraryContext &libraries = session.launchState.libraries;
+    std::string error;
+    if (libraries.communicator) {
+      if (!libraries.communicator->allocateArena(arena, libraryIdentity(),
+                                                 libraries.collectives,
+                                                 session.arena, error))
+        return fail(TRAINC_ERROR_DEVICE,
+                    "allocating the data-parallel arena: " + error);
+    } else {
+      session.arena = Buffer(arena);
+    }
+    if (arena && !session.arena.data())
+      return outOfMemory(arena, "the arena of intermediates");
+  }
   return storeInLibraryLayouts(session);
 }
 

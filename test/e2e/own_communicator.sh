@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds test/e2e/own_communicator.c (a program that initializes MPI
 # itself) against a --data-parallel model library and runs each of its
-# modes as a 2-process job; checks that only such libraries need libmpi.
+# modes as a 2-process job (world also with TRAINC_MPI_SHARED_MEMORY=0);
+# checks that only such libraries need libmpi.
 # Usage: own_communicator.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build="$1"; source="$2"
@@ -25,3 +26,6 @@ mpirun=(mpirun -np 2 --oversubscribe)
 for mode in split world funneled; do
   "${mpirun[@]}" "$work/own_communicator" "$mode"
 done
+# The same job on MPI_Allreduce instead of shared arenas.
+TRAINC_MPI_SHARED_MEMORY=0 "${mpirun[@]}" -x TRAINC_MPI_SHARED_MEMORY \
+  "$work/own_communicator" world
