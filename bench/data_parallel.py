@@ -2,7 +2,7 @@
 """Data-parallel scaling: 1 process x 1 thread against 2 processes x 1 thread.
 
   /usr/bin/python3 bench/data_parallel.py [--models mlp,cnn,...] [--reps 3]
-      [--build-dir build] [--workdir DIR] [--bucket-mib 4]
+      [--build-dir build] [--workdir DIR] [--bucket-mib 1]
 
 For each model, at its reference batch B (models/export.py's SPECS), SGD +
 momentum 0.9 and softmax cross-entropy, bench/trainc_runner.c times, in
@@ -100,7 +100,7 @@ def main():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--build-dir", default=os.path.join(harness.ROOT, "build"))
     p.add_argument("--workdir", default="/tmp/trainc-bench-dp")
-    p.add_argument("--bucket-mib", default="4")
+    p.add_argument("--bucket-mib", default="1")
     args = p.parse_args()
     trainc = os.path.join(args.build_dir, "bin", "trainc")
     runner = os.path.join(args.build_dir, "bin", "trainc-bench-runner")

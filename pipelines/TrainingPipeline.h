@@ -32,7 +32,7 @@ struct KernelLoweringOptions {
   bool reuseBuffers = true;
   /// --trainc-bucket-all-reduces: bytes of gradients per all-reduce bucket
   /// (data-parallel libraries; `trainc compile --bucket-mib`).
-  int64_t bucketBytes = 4 << 20;
+  int64_t bucketBytes = 1 << 20;
 };
 
 /// With `amp`, --trainc-amp runs before autodiff and again after it.

@@ -84,7 +84,7 @@ struct CompileCommandOptions {
   std::string cudaPath = "/usr/local/cuda";
   /// --bucket-mib: gradients per all-reduce bucket (--data-parallel, whose
   /// flag is training.dataParallel).
-  double bucketMiB = 4.0;
+  double bucketMiB = 1.0;
 };
 
 struct TrainCommandOptions {

@@ -386,7 +386,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
       return 1;
     }
   }
-  if (options.bucketMiB != 4.0 && !options.training.dataParallel) {
+  if (options.bucketMiB != 1.0 && !options.training.dataParallel) {
     spdlog::error("--bucket-mib sets the all-reduce buckets of "
                   "--data-parallel, which is not given");
     return 1;

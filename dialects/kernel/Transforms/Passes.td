@@ -162,7 +162,7 @@ def BucketAllReducesPass : Pass<"trainc-bucket-all-reduces", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::trainc::kernel::KernelDialect"];
   let options = [
-    Option<"bucketBytes", "bucket-bytes", "int64_t", "4194304",
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "1048576",
            "bytes of gradients per bucket (a bucket closes once it has at "
            "least this many)">,
   ];
