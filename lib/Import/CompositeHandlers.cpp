@@ -340,6 +340,67 @@ LogicalResult importSplit(NodeImporter &n) {
   return success();
 }
 
+/// SplitToSequence with a split known at import time (a chunk size: the
+/// last chunk smaller, as torch.split's; or the sizes), and SequenceAt at a
+/// known position: the sequence is a list of slices, never a value of its
+/// own (torch 2.x's dynamo exporter writes torch.split so).
+LogicalResult importSplitToSequence(NodeImporter &n) {
+  auto type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  auto axis = n.normalizeAxis(n.getInt("axis", 0), type->getRank());
+  if (failed(axis))
+    return failure();
+  if (!n.hasInput(1))
+    return n.error("a split into single elements (no 'split' input) is not "
+                   "supported");
+  auto given = n.knownInts(1, "SplitToSequence split");
+  if (failed(given))
+    return failure();
+  int64_t dim = type->getDimSize(*axis);
+  SmallVector<int64_t> sizes = *given;
+  if (n.known(1)->shape.empty()) { // a scalar: the size of each chunk
+    int64_t each = sizes.front();
+    if (each <= 0)
+      return n.error("the split size must be positive");
+    sizes.clear();
+    for (int64_t left = dim; left > 0; left -= each)
+      sizes.push_back(std::min(each, left));
+  }
+  int64_t start = 0;
+  SmallVector<Value> parts;
+  for (int64_t size : sizes) {
+    if (size <= 0 || size > dim - start)
+      return n.error("split sizes must be positive and sum to " +
+                     std::to_string(dim));
+    auto part = sliceAxis(n, *n.input(0), *axis, start, start + size);
+    if (failed(part))
+      return failure();
+    parts.push_back(*part);
+    start += size;
+  }
+  if (start != dim)
+    return n.error("split sizes must sum to " + std::to_string(dim));
+  n.setSequenceOutput(0, std::move(parts));
+  return success();
+}
+
+LogicalResult importSequenceAt(NodeImporter &n) {
+  auto sequence = n.sequenceInput(0);
+  if (failed(sequence))
+    return failure();
+  auto position = n.knownInts(1, "SequenceAt position");
+  if (failed(position))
+    return failure();
+  int64_t count = static_cast<int64_t>(sequence->size());
+  int64_t at = position->empty() ? 0 : position->front();
+  if (position->size() != 1 || at < -count || at >= count)
+    return n.error("position must be one index in [-" + std::to_string(count) +
+                   ", " + std::to_string(count) + ")");
+  n.setOutput(0, (*sequence)[at < 0 ? at + count : at]);
+  return success();
+}
+
 LogicalResult importTile(NodeImporter &n) {
   auto type = n.inputType(0);
   if (failed(type))
@@ -646,6 +707,8 @@ void registerCompositeHandlers(HandlerTable &table) {
   table["Min"] = [](NodeImporter &n) { return importExtremum(n, true); };
   table["CumSum"] = importCumSum;
   table["Split"] = importSplit;
+  table["SplitToSequence"] = importSplitToSequence;
+  table["SequenceAt"] = importSequenceAt;
   table["Tile"] = importTile;
   table["Trilu"] = importTrilu;
   table["Range"] = importRange;

@@ -248,6 +248,39 @@ LogicalResult importIdentity(NodeImporter &n) {
   return success();
 }
 
+/// Input 0 converted to `target` (a known value at import time, else a
+/// graph.cast).
+LogicalResult importCastTo(NodeImporter &n, Type target) {
+  if (const KnownTensor *value = n.known(0)) {
+    KnownTensor result = *value;
+    result.elementType = target;
+    if (isa<FloatType>(target) && !value->isFloat()) {
+      for (int64_t v : value->ints)
+        result.floats.push_back(static_cast<double>(v));
+      result.ints.clear();
+    } else if (!isa<FloatType>(target) && value->isFloat()) {
+      for (double v : value->floats)
+        result.ints.push_back(target.isInteger(1) ? v != 0.0
+                                                  : static_cast<int64_t>(v));
+      result.floats.clear();
+    } else if (target.isInteger(1)) {
+      for (int64_t &v : result.ints)
+        v = v != 0;
+    }
+    n.setKnownOutput(0, std::move(result));
+    return success();
+  }
+  auto input = n.input(0);
+  if (failed(input))
+    return failure();
+  auto result = n.create<graph::CastOp>(
+      {*input}, {n.namedAttr("to", TypeAttr::get(target))});
+  if (failed(result))
+    return failure();
+  n.setOutput(0, *result);
+  return success();
+}
+
 LogicalResult importCast(NodeImporter &n) {
   const auto *to = n.attribute("to");
   if (!to)
@@ -279,34 +312,18 @@ LogicalResult importCast(NodeImporter &n) {
     return n.error("cast to ONNX data type " + std::to_string(to->i()) +
                    " is not supported");
   }
-  if (const KnownTensor *value = n.known(0)) {
-    KnownTensor result = *value;
-    result.elementType = target;
-    if (isa<FloatType>(target) && !value->isFloat()) {
-      for (int64_t v : value->ints)
-        result.floats.push_back(static_cast<double>(v));
-      result.ints.clear();
-    } else if (!isa<FloatType>(target) && value->isFloat()) {
-      for (double v : value->floats)
-        result.ints.push_back(target.isInteger(1) ? v != 0.0
-                                                  : static_cast<int64_t>(v));
-      result.floats.clear();
-    } else if (target.isInteger(1)) {
-      for (int64_t &v : result.ints)
-        v = v != 0;
-    }
-    n.setKnownOutput(0, std::move(result));
-    return success();
-  }
-  auto input = n.input(0);
-  if (failed(input))
+  return importCastTo(n, target);
+}
+
+/// CastLike (opset 15; torch 2.x's dynamo exporter emits it around
+/// scalars): a Cast to the element type of input 1.
+LogicalResult importCastLike(NodeImporter &n) {
+  if (const KnownTensor *like = n.known(1))
+    return importCastTo(n, like->elementType);
+  auto like = n.inputType(1);
+  if (failed(like))
     return failure();
-  auto result = n.create<graph::CastOp>(
-      {*input}, {n.namedAttr("to", TypeAttr::get(target))});
-  if (failed(result))
-    return failure();
-  n.setOutput(0, *result);
-  return success();
+  return importCastTo(n, like->getElementType());
 }
 
 LogicalResult importLeakyRelu(NodeImporter &n) {
@@ -538,6 +555,7 @@ void registerElementwiseHandlers(HandlerTable &table) {
   table["Clip"] = importClip;
   table["Dropout"] = importDropout;
   table["Cast"] = importCast;
+  table["CastLike"] = importCastLike;
   table["Identity"] = importIdentity;
   table["Add"] = importAdd;
   table["Sub"] = importSub;

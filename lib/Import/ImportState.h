@@ -9,6 +9,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
+#include <set>
 #include <vector>
 
 namespace trainc::import {
@@ -58,6 +59,10 @@ public:
   /// Diagnostics emitted by MLIR (op inference) while importing a node.
   std::vector<std::string> pendingDiagnostics;
   std::vector<std::string> warnings;
+  /// ONNX sequences (SplitToSequence's output) by name: their tensors.
+  std::map<std::string, llvm::SmallVector<mlir::Value>> sequences;
+  /// The kinds of warning that are given once per model (warnOnce).
+  std::set<std::string> warnedOnce;
   /// The first error; import stops there.
   std::string error;
 

@@ -318,6 +318,13 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
     if (n.outputUsed(1) || n.outputUsed(2))
       return n.error("inference-mode BatchNormalization has no running "
                      "statistics outputs");
+    n.warnOnce("inference batch norm",
+               "normalizes with its running statistics (training_mode 0), "
+               "as does every other BatchNormalization of this kind in the "
+               "model: trainc trains it so, with the statistics fixed, "
+               "where a PyTorch module in train() mode normalizes with each "
+               "batch's; torch.onnx.export writes that only with "
+               "dynamo=False and training=torch.onnx.TrainingMode.TRAINING");
     return finish(n, n.create<graph::BatchNormInferenceOp>(
                          *operands, {n.f64Attr("epsilon", epsilon)}));
   }

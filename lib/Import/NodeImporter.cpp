@@ -290,6 +290,23 @@ void NodeImporter::setKnownOutput(unsigned i, KnownTensor value) {
     state_.values[node_.output(i)] = ImportedValue{Value(), std::move(value)};
 }
 
+void NodeImporter::setSequenceOutput(unsigned i, SmallVector<Value> values) {
+  if (static_cast<int>(i) < node_.output_size() && !node_.output(i).empty())
+    state_.sequences[node_.output(i)] = std::move(values);
+}
+
+FailureOr<ArrayRef<Value>> NodeImporter::sequenceInput(unsigned i) {
+  auto it = static_cast<int>(i) < node_.input_size()
+                ? state_.sequences.find(node_.input(i))
+                : state_.sequences.end();
+  if (it == state_.sequences.end()) {
+    (void)error("input " + std::to_string(i) +
+                " is not a sequence made by SplitToSequence");
+    return failure();
+  }
+  return ArrayRef<Value>(it->second);
+}
+
 LogicalResult NodeImporter::error(const llvm::Twine &message) {
   if (state_.error.empty()) {
     std::string name = node_.name().empty()
@@ -306,6 +323,12 @@ void NodeImporter::warning(const llvm::Twine &message) {
     return;
   state_.warnings.push_back("node '" + node_.name() + "' (" + node_.op_type() +
                             "): " + message.str());
+}
+
+void NodeImporter::warnOnce(const std::string &kind,
+                            const llvm::Twine &message) {
+  if (!state_.probing && state_.warnedOnce.insert(kind).second)
+    warning(message);
 }
 
 FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank) {

@@ -122,11 +122,17 @@ public:
   bool outputUsed(unsigned i) const;
   void setOutput(unsigned i, mlir::Value value);
   void setKnownOutput(unsigned i, KnownTensor value);
+  /// Sequences (SplitToSequence, SequenceAt): output `i` as a list of
+  /// tensors, and input `i`'s list (an error if it is not a sequence).
+  void setSequenceOutput(unsigned i, llvm::SmallVector<mlir::Value> values);
+  mlir::FailureOr<llvm::ArrayRef<mlir::Value>> sequenceInput(unsigned i);
 
   // ---- diagnostics -------------------------------------------------------
   /// Reports "node 'NAME' (OpType): message" and returns failure.
   mlir::LogicalResult error(const llvm::Twine &message);
   void warning(const llvm::Twine &message);
+  /// A warning about every node of a kind: given at the first one only.
+  void warnOnce(const std::string &kind, const llvm::Twine &message);
 
   // ---- axes and the batch ------------------------------------------------
   /// Maps an ONNX axis in [-rank, rank) to [0, rank); error otherwise.

@@ -27,7 +27,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
+#include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace mlir;
@@ -36,6 +38,31 @@ namespace trainc {
 
 using import::ImportState;
 using import::NodeImporter;
+
+/// Whether a float initializer holds an infinity or a NaN (its exponent
+/// bits all ones).
+static bool holdsNonFinite(const WeightTensor &weight) {
+  auto scan = [&](auto bits, auto exponent) {
+    using Bits = decltype(bits);
+    size_t count = weight.bytes.size() / sizeof(Bits);
+    for (size_t i = 0; i < count; ++i) {
+      Bits value;
+      std::memcpy(&value, weight.bytes.data() + i * sizeof(Bits), sizeof(Bits));
+      if ((value & exponent) == exponent)
+        return true;
+    }
+    return false;
+  };
+  if (weight.dtype == "f32")
+    return scan(uint32_t(), uint32_t(0x7f800000));
+  if (weight.dtype == "f64")
+    return scan(uint64_t(), uint64_t(0x7ff0000000000000));
+  if (weight.dtype == "f16")
+    return scan(uint16_t(), uint16_t(0x7c00));
+  if (weight.dtype == "bf16")
+    return scan(uint16_t(), uint16_t(0x7f80));
+  return false;
+}
 
 static llvm::Error makeError(const std::string &file, const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -291,7 +318,8 @@ OwningOpRef<ModuleOp> runNodes(ImportState &state, const GraphPlan &plan,
     }
     for (int i = 0; i < node.output_size(); ++i) {
       const std::string &name = node.output(i);
-      if (name.empty() || state.useCounts.lookup(name) == 0)
+      if (name.empty() || state.useCounts.lookup(name) == 0 ||
+          state.sequences.count(name))
         continue;
       auto it = state.values.find(name);
       if (it == state.values.end() || (!it->second.value && !it->second.known)) {
@@ -480,6 +508,20 @@ llvm::Expected<ImportedModel> importOnnxBytes(MLIRContext &context,
       return makeError(file, error);
     allWeights[initializer.name()] = std::move(*weight);
   }
+  // A float initializer holding an infinity or a NaN cannot be trained
+  // (one update makes it NaN): it is a mask, such as a causal attention
+  // mask of -inf that torch.export keeps as a buffer. It stays constant.
+  std::vector<std::string> warnings;
+  std::set<std::string> masks;
+  for (const auto &[name, weight] : allWeights)
+    if (holdsNonFinite(weight) &&
+        !(!options.freezePattern.empty() && freeze.match(name))) {
+      masks.insert(name);
+      warnings.push_back("initializer '" + name +
+                         "' holds infinities or NaNs: it is kept constant, "
+                         "not trained (--freeze names such initializers "
+                         "explicitly)");
+    }
 
   // Prepares a state; called once per run.
   auto prepare = [&](ImportState &state) -> llvm::Error {
@@ -506,10 +548,12 @@ llvm::Expected<ImportedModel> importOnnxBytes(MLIRContext &context,
       for (int64_t d : initializer.dims())
         elements *= d;
       if (floating) {
-        state.roles[name] = statistics.count(name) ? graph::kRoleState
-                            : (!options.freezePattern.empty() && freeze.match(name))
-                                ? graph::kRoleConstant
-                                : graph::kRoleParameter;
+        state.roles[name] =
+            statistics.count(name) ? graph::kRoleState
+            : (masks.count(name) ||
+               (!options.freezePattern.empty() && freeze.match(name)))
+                ? graph::kRoleConstant
+                : graph::kRoleParameter;
       }
       // Small values are also known at import time (shape arithmetic,
       // Clip bounds, Reshape targets).
@@ -531,7 +575,7 @@ llvm::Expected<ImportedModel> importOnnxBytes(MLIRContext &context,
   // entries depend on the batch. A model whose shapes bake the batch size
   // in fails here; it is then imported as is, with a warning.
   import::ProbeRecords records;
-  std::vector<std::string> probeWarnings;
+  std::vector<std::string> probeWarnings = std::move(warnings);
   {
     ImportState probe(context, model, file);
     if (auto error = prepare(probe))

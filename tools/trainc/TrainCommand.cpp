@@ -172,8 +172,15 @@ int notFinite(const ModelApi &api, float loss, int64_t step) {
 /// checked before anything is written.
 bool finiteParameters(const ModelApi &api, trainc_session *session,
                       const nlohmann::json &manifest, const char *what) {
+  // Constants never change (a mask of -inf is one).
+  std::set<std::string> constants;
+  for (const auto &argument :
+       manifest.at("functions").at("train_step").at("arguments"))
+    if (argument.value("role", "") == "constant")
+      constants.insert(argument.at("name").get<std::string>());
   for (const auto &weight : manifest.at("weights")) {
-    if (weight.at("dtype") != "f32")
+    if (weight.at("dtype") != "f32" ||
+        constants.count(weight.at("name").get<std::string>()))
       continue;
     std::vector<int64_t> shape = weight.at("shape").get<std::vector<int64_t>>();
     OwnedTensor tensor(TRAINC_FLOAT32, shape, sizeof(float));
