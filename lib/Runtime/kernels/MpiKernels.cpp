@@ -21,7 +21,7 @@
 // job to start a bucket sums it from every arena, in place and already
 // divided by the number of processes (on its communication thread, or
 // at once for a bucket of up to 1 MiB), and wakes the others' waits (a
-// futex in shared memory). Nobody waits for a
+// futex in shared memory; SharedArenas.h). Nobody waits for a
 // peer to meet it, as MPI_Allreduce's two sides do, spinning, on cores
 // the backward pass needs: on a 2-vCPU Zen 4 that took ResNet-18's 2 x 1
 // job from 72-75 to 85-88 % scaling (docs/PERFORMANCE.md). Jobs across hosts,
@@ -43,14 +43,13 @@
 //===----------------------------------------------------------------------===//
 #include "lib/Runtime/Communicator.h"
 #include "lib/Runtime/kernels/KernelSupport.h"
+#include "lib/Runtime/kernels/SharedArenas.h"
 
 #include <mpi.h>
 
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <condition_variable>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -58,12 +57,6 @@
 #include <map>
 #include <mutex>
 #include <thread>
-
-#include <fcntl.h>
-#include <linux/futex.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 namespace trainc::rt {
 namespace {
@@ -90,89 +83,6 @@ struct Job {
   uint32_t round = 0;
 };
 
-/// Where the processes of a job on one host meet for one bucket (in the
-/// first process's segment; zero when mapped).
-struct alignas(64) BucketControl {
-  std::atomic<uint32_t> arrived{0}; ///< processes in this round so far
-  std::atomic<uint32_t> round{0};   ///< the last round whose sum is written
-};
-static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t) &&
-                  std::atomic<uint32_t>::is_always_lock_free,
-              "a futex word must be a plain lock-free 32-bit integer");
-
-/// Waits on a word in memory shared between processes (so not a private
-/// futex) while it still holds `seen`.
-void futexWait(std::atomic<uint32_t> &word, uint32_t seen) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT, seen,
-          nullptr, nullptr, 0);
-}
-
-void futexWakeAll(std::atomic<uint32_t> &word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAKE, INT_MAX,
-          nullptr, nullptr, 0);
-}
-
-/// The arenas of every process of a job on one host, mapped into this
-/// one: the same library plans the same offsets in each, so a bucket at
-/// offset o of this arena is at o in every other.
-struct SharedArenas {
-  std::vector<char *> bases;         ///< each process's arena, by rank
-  size_t bytes = 0;                  ///< of each arena
-  size_t mapped = 0;                 ///< of each mapping: arena and controls
-  BucketControl *controls = nullptr; ///< after the first process's arena
-  int rank = 0;
-
-  ~SharedArenas() {
-    for (char *base : bases)
-      if (base)
-        munmap(base, mapped);
-  }
-  bool holds(const void *data, size_t size) const {
-    const char *p = static_cast<const char *>(data);
-    return p >= bases[rank] && p + size <= bases[rank] + bytes;
-  }
-  size_t offsetOf(const void *data) const {
-    return static_cast<const char *>(data) - bases[rank];
-  }
-};
-
-/// Sums `count` floats at `offset` of every arena, times `scale`, into
-/// every arena (the same bits everywhere: one process adds them all, in
-/// rank order).
-void sumIntoEveryArena(const SharedArenas &arenas, size_t offset, size_t count,
-                       float scale) {
-  size_t processes = arenas.bases.size();
-  auto at = [&](size_t rank) {
-    return reinterpret_cast<float *>(arenas.bases[rank] + offset);
-  };
-  if (processes == 2) {
-    float *__restrict a = at(0);
-    float *__restrict b = at(1);
-    for (size_t i = 0; i < count; ++i) {
-      float sum = (a[i] + b[i]) * scale;
-      a[i] = sum;
-      b[i] = sum;
-    }
-    return;
-  }
-  // Blocks small enough to stay in the cache between the passes.
-  constexpr size_t kBlock = 4096;
-  std::vector<float> sum(kBlock);
-  for (size_t begin = 0; begin < count; begin += kBlock) {
-    size_t n = std::min(kBlock, count - begin);
-    std::memcpy(sum.data(), at(0) + begin, n * sizeof(float));
-    for (size_t rank = 1; rank < processes; ++rank) {
-      const float *x = at(rank) + begin;
-      for (size_t i = 0; i < n; ++i)
-        sum[i] += x[i];
-    }
-    for (size_t i = 0; i < n; ++i)
-      sum[i] *= scale;
-    for (size_t rank = 0; rank < processes; ++rank)
-      std::memcpy(at(rank) + begin, sum.data(), n * sizeof(float));
-  }
-}
-
 /// A session's buckets in flight, by index: the start's job, which the
 /// wait of the same bucket completes; and the shared arenas, if any.
 struct Buckets {
@@ -181,12 +91,6 @@ struct Buckets {
   int64_t count = 0; ///< one more than the highest bucket index
   std::shared_ptr<SharedArenas> shared;
 };
-
-/// Whether TRAINC_MPI_SHARED_MEMORY allows shared arenas (unset or not 0).
-bool sharedMemoryAllowed() {
-  const char *value = std::getenv("TRAINC_MPI_SHARED_MEMORY");
-  return !value || std::strcmp(value, "0") != 0;
-}
 
 int64_t nowNanoseconds() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -259,7 +163,10 @@ public:
       std::shared_ptr<SharedArenas> shared;
       if (!call(
               "mapping the arenas",
-              [&] { return mapArenas(bytes, library, buckets->count, shared); },
+              [&] {
+                return mapSharedArenas(comm_, rank_, size_, bytes, library,
+                                       buckets->count, shared);
+              },
               error))
         return false;
       if (shared) {
@@ -296,82 +203,6 @@ public:
   }
 
 private:
-  /// On the communication thread, with every process of the job: maps
-  /// each process's arena of `bytes` into every other, with `buckets`
-  /// controls after the first one's, into `shared` (left null, and every
-  /// process on private arenas, unless all of them are on this host, run
-  /// the same library, allow it, and could map every segment).
-  int mapArenas(size_t bytes, uint64_t library, int64_t buckets,
-                std::shared_ptr<SharedArenas> &shared) {
-    MPI_Comm host = MPI_COMM_NULL;
-    int code = MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0,
-                                   MPI_INFO_NULL, &host);
-    if (code != MPI_SUCCESS)
-      return code;
-    int onHost = 0;
-    MPI_Comm_size(host, &onHost);
-    MPI_Comm_free(&host);
-    uint64_t mine[4] = {library, bytes, static_cast<uint64_t>(buckets),
-                        onHost == size_ && bytes > 0 && sharedMemoryAllowed()};
-    uint64_t low[4], high[4];
-    if ((code = MPI_Allreduce(mine, low, 4, MPI_UINT64_T, MPI_MIN, comm_)) ||
-        (code = MPI_Allreduce(mine, high, 4, MPI_UINT64_T, MPI_MAX, comm_)))
-      return code;
-    if (!low[3] || std::memcmp(low, high, sizeof(low)) != 0)
-      return MPI_SUCCESS;
-
-    auto arenas = std::make_shared<SharedArenas>();
-    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    auto roundUp = [&](size_t n) { return (n + page - 1) / page * page; };
-    arenas->bytes = bytes;
-    arenas->mapped = roundUp(bytes) + roundUp(buckets * sizeof(BucketControl));
-    arenas->rank = rank_;
-    arenas->bases.assign(size_, nullptr);
-    auto map = [&](const char *name, int flags) -> char * {
-      int fd = shm_open(name, flags, 0600);
-      if (fd < 0)
-        return nullptr;
-      // Reserve the pages now: a full /dev/shm must fail here, not fault
-      // in a step.
-      bool sized =
-          !(flags & O_CREAT) || (ftruncate(fd, arenas->mapped) == 0 &&
-                                 posix_fallocate(fd, 0, arenas->mapped) == 0);
-      void *base = sized ? mmap(nullptr, arenas->mapped, PROT_READ | PROT_WRITE,
-                                MAP_SHARED, fd, 0)
-                         : MAP_FAILED;
-      close(fd);
-      return base == MAP_FAILED ? nullptr : static_cast<char *>(base);
-    };
-    static std::atomic<unsigned> segments{0};
-    char name[64];
-    std::snprintf(name, sizeof(name), "/trainc-arena-%ld-%d-%u",
-                  static_cast<long>(getpid()), rank_, segments++);
-    arenas->bases[rank_] = map(name, O_CREAT | O_EXCL | O_RDWR);
-    std::vector<char> names(sizeof(name) * size_);
-    int ok = arenas->bases[rank_] != nullptr, all = 0;
-    if ((code = MPI_Allgather(name, sizeof(name), MPI_CHAR, names.data(),
-                              sizeof(name), MPI_CHAR, comm_)) ||
-        (code = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm_))) {
-      shm_unlink(name);
-      return code;
-    }
-    for (int rank = 0; all && rank < size_; ++rank)
-      if (rank != rank_) {
-        arenas->bases[rank] = map(&names[sizeof(name) * rank], O_RDWR);
-        ok = ok && arenas->bases[rank];
-      }
-    // Once every process has mapped every segment, the names can go: the
-    // memory lives while a process maps it.
-    code = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm_);
-    shm_unlink(name);
-    if (code != MPI_SUCCESS || !all)
-      return code;
-    arenas->controls =
-        reinterpret_cast<BucketControl *>(arenas->bases[0] + roundUp(bytes));
-    shared = arenas;
-    return MPI_SUCCESS;
-  }
-
   void run() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
@@ -560,8 +391,7 @@ private:
       sumIntoEveryArena(*arenas, offset, count, scale);
       // Counted before the waits wake: a step that returns has its time.
       times->busy += nowNanoseconds() - started;
-      control.round.store(round, std::memory_order_release);
-      futexWakeAll(control.round);
+      publishRound(control, round);
       return MPI_SUCCESS;
     };
     // Waking the communication thread costs more than a small bucket's
@@ -595,7 +425,7 @@ struct WaitKernel final : BucketKernel {
     }
     int64_t started = nowNanoseconds();
     if (job->shared) {
-      waitForRound(job->round);
+      waitForRound(buckets->shared->controls[bucket], job->round);
       times->waited += nowNanoseconds() - started;
       // Already the mean, in this arena's staging buffer.
       const float *staging = static_cast<const float *>(inputs[0]);
@@ -623,19 +453,6 @@ struct WaitKernel final : BucketKernel {
       offset += elements[i];
     }
     return true;
-  }
-
-private:
-  /// Blocks (without spinning: the cores belong to the backward passes)
-  /// until the shared arenas hold round `round`'s sum of this bucket.
-  void waitForRound(uint32_t round) {
-    BucketControl &control = buckets->shared->controls[bucket];
-    for (;;) {
-      uint32_t seen = control.round.load(std::memory_order_acquire);
-      if (static_cast<int32_t>(seen - round) >= 0)
-        return;
-      futexWait(control.round, seen);
-    }
   }
 };
 
