@@ -282,6 +282,22 @@ LogicalResult importCumSum(NodeImporter &n) {
   return success();
 }
 
+/// Input 0 cut along `axis` into consecutive parts of `sizes` (positive,
+/// summing to the axis: checked by the caller).
+FailureOr<SmallVector<Value>> splitAxis(NodeImporter &n, int64_t axis,
+                                        ArrayRef<int64_t> sizes) {
+  SmallVector<Value> parts;
+  int64_t start = 0;
+  for (int64_t size : sizes) {
+    auto part = sliceAxis(n, *n.input(0), axis, start, start + size);
+    if (failed(part))
+      return failure();
+    parts.push_back(*part);
+    start += size;
+  }
+  return parts;
+}
+
 LogicalResult importSplit(NodeImporter &n) {
   auto type = n.inputType(0);
   if (failed(type))
@@ -329,14 +345,11 @@ LogicalResult importSplit(NodeImporter &n) {
                    ") must be one per output (" +
                    std::to_string(n.numOutputs()) + ") and sum to " +
                    std::to_string(dim));
-  int64_t start = 0;
-  for (auto [i, size] : llvm::enumerate(sizes)) {
-    auto part = sliceAxis(n, *n.input(0), *axis, start, start + size);
-    if (failed(part))
-      return failure();
-    n.setOutput(i, *part);
-    start += size;
-  }
+  auto pieces = splitAxis(n, *axis, sizes);
+  if (failed(pieces))
+    return failure();
+  for (auto [i, piece] : llvm::enumerate(*pieces))
+    n.setOutput(i, piece);
   return success();
 }
 
@@ -368,20 +381,18 @@ LogicalResult importSplitToSequence(NodeImporter &n) {
       sizes.push_back(std::min(each, left));
   }
   int64_t start = 0;
-  SmallVector<Value> parts;
   for (int64_t size : sizes) {
     if (size <= 0 || size > dim - start)
       return n.error("split sizes must be positive and sum to " +
                      std::to_string(dim));
-    auto part = sliceAxis(n, *n.input(0), *axis, start, start + size);
-    if (failed(part))
-      return failure();
-    parts.push_back(*part);
     start += size;
   }
   if (start != dim)
     return n.error("split sizes must sum to " + std::to_string(dim));
-  n.setSequenceOutput(0, std::move(parts));
+  auto parts = splitAxis(n, *axis, sizes);
+  if (failed(parts))
+    return failure();
+  n.setSequenceOutput(0, std::move(*parts));
   return success();
 }
 
