@@ -15,6 +15,9 @@ inline constexpr int64_t kDefaultVectorLanes = 16;
 inline constexpr int64_t innerTile(int64_t vectorLanes) {
   return 4 * vectorLanes;
 }
+/// Innermost dimensions shorter than this (but longer than 1) run as
+/// scalar loops.
+inline constexpr int64_t kMinVectorExtent = 4;
 /// Nests with fewer points run on one thread (forking costs more).
 inline constexpr int64_t kParallelPoints = 32768;
 
@@ -24,9 +27,11 @@ inline constexpr int64_t kParallelPoints = 32768;
 ///  * the innermost dimension is tiled by up to innerTile(vectorLanes)
 ///    elements (a multiple of vectorLanes) and
 ///    vectorized when every buffer either reads it contiguously (as its
-///    last axis) or not at all, and no map sums dimensions or steps
-///    backwards; other dimensions have tiles of 1 (all of them when a
-///    map sums dimensions: such nests run as scalar loops);
+///    last axis) or not at all, no map sums dimensions or steps
+///    backwards, and it has 1 or at least kMinVectorExtent elements; other
+///    dimensions have tiles of 1 (all of them when the nest is not
+///    vectorized for its extent or a map sums dimensions: such nests run
+///    as scalar loops);
 ///  * nests of at least kParallelPoints points split the outermost
 ///    parallel dimension that every output depends on, and that no map
 ///    sums with others, across threads.

@@ -287,3 +287,22 @@ func.func @argmax(%x: memref<8x10xf32>, %y: memref<8xi64>) {
   kernel.launch "graph.argmax"(%x) -> (%y) {backend = "generated", options = {axis = 1 : i64, keepdims = false, select_last_index = false}} : (memref<8x10xf32>) -> memref<8xi64>
   return
 }
+
+// -----
+
+// A slice keeping the 2x2 live taps of 3x3 weights: rows of 2 (and the
+// fill of its gradient, rows of 3) run as scalar loops, not one mostly
+// masked vector per row; a 1x1 centre tap keeps its vector schedule.
+// CHECK-LABEL: func.func private @generated_slice(
+// CHECK: domain = [8, 4, 2, 2] schedule = <parallel = -1, tile = [1, 1, 1, 1], vectorize = false>
+// CHECK-LABEL: func.func private @generated_slice_0(
+// CHECK: domain = [8, 4, 1, 1] schedule = <parallel = -1, tile = [1, 1, 1, 16], vectorize = true>
+// CHECK-LABEL: func.func private @generated_slice_backward(
+// CHECK: domain = [8, 4, 3, 3] schedule = <parallel = -1, tile = [1, 1, 1, 1], vectorize = false>
+// CHECK: domain = [8, 4, 2, 2] schedule = <parallel = -1, tile = [1, 1, 1, 1], vectorize = false>
+func.func @live_taps(%w: memref<8x4x3x3xf32>, %p: memref<8x4x2x2xf32>, %c: memref<8x4x1x1xf32>, %dw: memref<8x4x3x3xf32>) {
+  kernel.launch "graph.slice"(%w) -> (%p) {backend = "generated", options = {ends = array<i64: 8, 4, 3, 3>, starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 1, 1>}} : (memref<8x4x3x3xf32>) -> memref<8x4x2x2xf32>
+  kernel.launch "graph.slice"(%w) -> (%c) {backend = "generated", options = {ends = array<i64: 8, 4, 2, 2>, starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 1, 1>}} : (memref<8x4x3x3xf32>) -> memref<8x4x1x1xf32>
+  kernel.launch "graph.slice_backward"(%p) -> (%dw) {backend = "generated", options = {ends = array<i64: 8, 4, 3, 3>, input_shape = array<i64: 8, 4, 3, 3>, starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 1, 1>}} : (memref<8x4x2x2xf32>) -> memref<8x4x3x3xf32>
+  return
+}
