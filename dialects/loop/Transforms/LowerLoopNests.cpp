@@ -8,11 +8,13 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/loop/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 namespace trainc::loop {
@@ -256,6 +258,74 @@ LogicalResult applySchedule(RewriterBase &rewriter, linalg::GenericOp generic,
   return success();
 }
 
+/// Operations a loop may unroll into before LLVM is told not to unroll
+/// it (see the pass's description).
+constexpr int64_t kMaxUnrolledOps = 512;
+
+/// The most iterations `forOp` runs: its trip count, or for a partial tile
+/// (an upper bound `min(16, n - i)`) the bound's constant maximum, which
+/// LLVM unrolls to as well; none for a block of the parallel dimension.
+std::optional<int64_t> maxTrips(scf::ForOp forOp) {
+  if (std::optional<APInt> trips = forOp.getStaticTripCount())
+    return trips->getSExtValue();
+  std::optional<int64_t> lower = getConstantIntValue(forOp.getLowerBound());
+  std::optional<int64_t> step = getConstantIntValue(forOp.getStep());
+  if (!lower || !step || *step <= 0)
+    return std::nullopt;
+  FailureOr<int64_t> upper = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::UB, forOp.getUpperBound(), nullptr,
+      /*closedUB=*/true);
+  if (failed(upper))
+    return std::nullopt;
+  return std::max<int64_t>(0, llvm::divideCeil(*upper + 1 - *lower, *step));
+}
+
+/// What `op` costs once, in operations: a vector operation one per
+/// 16-lane register it spans, a loop its body times its most iterations
+/// (a loop of unknown bound, a block of the parallel dimension, counts
+/// once). Marks loops whose unrolled cost exceeds kMaxUnrolledOps.
+int64_t unrolledCost(Operation *op, LLVM::LoopAnnotationAttr noUnroll) {
+  auto forOp = dyn_cast<scf::ForOp>(op);
+  if (!forOp && op->getNumRegions() == 0) {
+    int64_t lanes = 1;
+    for (Type type :
+         llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
+      if (auto vector = dyn_cast<VectorType>(type))
+        lanes = std::max(lanes, vector.getNumElements());
+    return llvm::divideCeil(lanes, 16);
+  }
+  int64_t body = 0;
+  for (Region &region : op->getRegions())
+    for (Operation &nested : region.getOps())
+      body += unrolledCost(&nested, noUnroll);
+  if (!forOp)
+    return std::max<int64_t>(body, 1);
+  std::optional<int64_t> trips = maxTrips(forOp);
+  if (!trips)
+    return body;
+  int64_t cost = body * *trips;
+  if (cost > kMaxUnrolledOps) {
+    // Named as llvm.br's own attribute: SCF-to-CF hands LLVM-dialect
+    // attributes of an scf.for to its latch branch and CF-to-LLVM keeps
+    // them, where the translation makes them !llvm.loop metadata.
+    forOp->setAttr("loop_annotation", noUnroll);
+    return body;
+  }
+  return cost;
+}
+
+/// Marks the loops of `function` that must not be fully unrolled.
+void limitUnrolling(func::FuncOp function) {
+  MLIRContext *context = function.getContext();
+  auto noUnroll = LLVM::LoopAnnotationAttr::get(
+      context, {}, {}, {},
+      LLVM::LoopUnrollAttr::get(context, BoolAttr::get(context, true), {}, {},
+                                {}, {}, {}, {}),
+      {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {});
+  for (Operation &op : function.getBody().getOps())
+    unrolledCost(&op, noUnroll);
+}
+
 /// Builds @KERNEL_nestINDEX for `nest`.
 LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
   MLIRContext *context = kernel.getContext();
@@ -322,7 +392,10 @@ LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
   func::ReturnOp::create(b, loc);
 
   IRRewriter rewriter(context);
-  return applySchedule(rewriter, generic, schedule, nest);
+  if (failed(applySchedule(rewriter, generic, schedule, nest)))
+    return failure();
+  limitUnrolling(function);
+  return success();
 }
 
 struct LowerLoopNestsPass

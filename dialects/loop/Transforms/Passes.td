@@ -23,13 +23,22 @@ def LowerLoopNestsPass : Pass<"trainc-lower-loop-nests", "mlir::ModuleOp"> {
     domain. Buffers of `i1` are passed as `i8` (the runtime stores a boolean
     in a byte). The `loop.kernel` functions are erased (the code generator
     lowers copies, and reads each kernel's `loop.check` from the original).
+
+    A loop whose full unrolling would exceed `kMaxUnrolledOps` operations
+    (vector operations counted per 16-lane register) is marked
+    `loop_annotation = #llvm.loop_annotation<unroll = <disable = true>>`
+    (`!llvm.loop` `llvm.loop.unroll.disable` metadata in the end): LLVM's O3 otherwise
+    unrolls constant-trip-count nests level by level into one block of
+    thousands of loads and stores, which its instruction selection takes
+    seconds to compile and which runs no faster than the loop. Loops within
+    the budget stay LLVM's to unroll.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
     "::mlir::affine::AffineDialect", "::mlir::math::MathDialect",
-    "::mlir::ub::UBDialect"];
+    "::mlir::ub::UBDialect", "::mlir::LLVM::LLVMDialect"];
 }
 
 def LoopToGPUPass : Pass<"trainc-loop-to-gpu", "mlir::ModuleOp"> {

@@ -206,3 +206,49 @@ func.func private @pool(%x: memref<8x9xf32>, %y: memref<8x4xf32>) attributes {lo
   }
   return
 }
+
+// -----
+
+// Unrolling budget: a copy of 28 rows of 768 floats in tiles of 64 (no
+// parallel dimension). The loop over a row's 12 tiles stays LLVM's to
+// unroll; fully unrolled, the loops around it would be 336 tiles in one
+// block, so they carry unroll-disable annotations (--trainc-loop-to-llvm
+// makes them !llvm.loop metadata).
+// CHECK: #[[NO_UNROLL:.*]] = #llvm.loop_annotation<unroll = #{{.*}}>
+// CHECK-LABEL: func.func @rows_nest0(
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} step %c64
+// CHECK: vector.transfer_write
+// CHECK-NEXT: }
+// CHECK-NEXT: } {loop_annotation = #[[NO_UNROLL]]}
+// CHECK-NEXT: } {loop_annotation = #[[NO_UNROLL]]}
+// CHECK-NEXT: } {loop_annotation = #[[NO_UNROLL]]}
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func private @rows(%x: memref<2x2x7x768xf32>, %y: memref<2x2x7x768xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<2x2x7x768xf32>) outs(%y : memref<2x2x7x768xf32>)
+      domain = [2, 2, 7, 768] schedule = #loop.schedule<parallel = -1, tile = [1, 1, 1, 64], vectorize = true>
+      attributes {indexing_maps = [#id, #id], iterators = ["parallel", "parallel", "parallel", "parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// Within the budget (2 rows of 768), LLVM may unroll everything.
+// CHECK-LABEL: func.func @few_rows_nest0(
+// CHECK-NOT: loop_annotation
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func private @few_rows(%x: memref<2x768xf32>, %y: memref<2x768xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<2x768xf32>) outs(%y : memref<2x768xf32>)
+      domain = [2, 768] schedule = #loop.schedule<parallel = -1, tile = [1, 64], vectorize = true>
+      attributes {indexing_maps = [#id, #id], iterators = ["parallel", "parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
