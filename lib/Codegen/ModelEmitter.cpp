@@ -36,6 +36,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
 
@@ -581,11 +583,53 @@ struct Emitter {
 
 } // namespace
 
+/// `bytes` written to `path`.
+static llvm::Error writeBytes(const std::string &path, llvm::StringRef bytes) {
+  std::error_code code;
+  llvm::raw_fd_ostream stream(path, code, llvm::sys::fs::OF_None);
+  if (code)
+    return llvm::createStringError("cannot write '" + path +
+                                   "': " + code.message());
+  stream << bytes;
+  stream.flush();
+  if (stream.has_error()) {
+    std::string message = stream.error().message();
+    stream.clear_error();
+    return llvm::createStringError("cannot write '" + path + "': " + message);
+  }
+  return llvm::Error::success();
+}
+
+/// Assembly that defines `symbol` (global, hidden, 64-byte aligned,
+/// read-only) as the `size` bytes of the file at `path`.
+static std::string incbinAsm(llvm::StringRef symbol, llvm::StringRef path,
+                             size_t size) {
+  std::string quoted;
+  for (char c : path) {
+    if (c == '"' || c == '\\')
+      quoted += '\\';
+    quoted += c;
+  }
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  out << ".pushsection .rodata." << symbol << ",\"a\",@progbits\n"
+      << ".balign 64\n"
+      << ".globl " << symbol << "\n"
+      << ".hidden " << symbol << "\n"
+      << ".type " << symbol << ",@object\n"
+      << symbol << ":\n"
+      << ".incbin \"" << quoted << "\"\n"
+      << ".size " << symbol << ", " << size << "\n"
+      << ".popsection\n";
+  return text;
+}
+
 llvm::Expected<std::unique_ptr<llvm::Module>>
 emitModelModule(ModuleOp lowered, const WeightStore &weights,
                 const std::string &manifestBase, StringRef inferenceModel,
                 const Instrumentation &instrument, const EmitTarget &target,
-                llvm::LLVMContext &context, std::string &manifestJson) {
+                llvm::LLVMContext &context, std::string &manifestJson,
+                const std::string &weightsFile) {
   if (instrument.checkNumerics && target.cuda)
     return llvm::createStringError(
         "--check-numerics is not built for --target cuda yet");
@@ -674,7 +718,14 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
       blob.append(weight.bytes.begin(), weight.bytes.end());
     }
   manifest["weights"] = weightList;
-  emitter.bytesGlobal(blob, "trainc_model_weights", /*exported=*/true);
+  if (weightsFile.empty()) {
+    emitter.bytesGlobal(blob, "trainc_model_weights", /*exported=*/true);
+  } else {
+    if (llvm::Error error = writeBytes(weightsFile, blob))
+      return std::move(error);
+    module->appendModuleInlineAsm(
+        incbinAsm("trainc_model_weights", weightsFile, blob.size()));
+  }
   emitter.bytesGlobal(inferenceModel, "trainc_model_onnx", /*exported=*/true);
   auto *size = new llvm::GlobalVariable(
       *module, emitter.builder.getInt64Ty(), /*isConstant=*/true,

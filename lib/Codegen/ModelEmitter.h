@@ -47,11 +47,18 @@ struct EmitTarget {
   std::vector<GpuImage> gpuImages;
 };
 
+/// `weightsFile`, when not empty, is where the emitter writes the initial
+/// weights; the module then includes that file with the assembler's
+/// `.incbin` instead of holding them as an IR constant (which LLVM hashes,
+/// copies and emits byte by byte: 2.7 s of VGG-11's 530 MB at
+/// CodeGenOptLevel::None). The file must exist until the module is
+/// compiled.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 emitModelModule(mlir::ModuleOp lowered, const WeightStore &weights,
                 const std::string &manifestBase, llvm::StringRef inferenceModel,
                 const Instrumentation &instrument, const EmitTarget &target,
-                llvm::LLVMContext &context, std::string &manifestJson);
+                llvm::LLVMContext &context, std::string &manifestJson,
+                const std::string &weightsFile = "");
 
 } // namespace trainc::codegen
 

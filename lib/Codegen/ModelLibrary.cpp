@@ -66,6 +66,8 @@ struct Target {
 llvm::Expected<Target> makeTarget(const std::string &cpuOption) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // The step functions' module includes the weights with inline assembly.
+  llvm::InitializeNativeTargetAsmParser();
   llvm::Triple triple(llvm::sys::getProcessTriple());
   std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
@@ -459,27 +461,34 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
       return images.takeError();
     emitTarget.gpuImages = std::move(*images);
   }
-  mlir::TimingScope emitPhase = timing.nest("LLVM IR of the step functions");
-  auto module = codegen::emitModelModule(
-      lowered, weights, base.dump(), options.inferenceModel,
-      codegen::Instrumentation{options.profile, options.checkNumerics},
-      emitTarget, context, library.manifestJson);
-  if (!module)
-    return module.takeError();
-  emitPhase.stop();
-  (*module)->setDataLayout(target->machine->createDataLayout());
-  (*module)->setTargetTriple(target->machine->getTargetTriple());
-
-  // The step functions' object, and one per part of the generated kernels,
-  // compiled at the same time.
+  // Temporaries beside the library: the initial weights (which the step
+  // functions' object includes), the step functions' object, one per part
+  // of the generated kernels, and the library before its rename.
   std::string prefix = soPath + ".tmp." + std::to_string(::getpid());
   std::string temporary = prefix;
+  std::string weightsFile = prefix + ".weights";
   std::vector<std::string> objects = {prefix + ".o"};
   auto cleanup = [&] {
     for (const std::string &object : objects)
       llvm::sys::fs::remove(object);
+    llvm::sys::fs::remove(weightsFile);
     llvm::sys::fs::remove(temporary);
   };
+
+  mlir::TimingScope emitPhase = timing.nest("LLVM IR of the step functions");
+  auto module = codegen::emitModelModule(
+      lowered, weights, base.dump(), options.inferenceModel,
+      codegen::Instrumentation{options.profile, options.checkNumerics},
+      emitTarget, context, library.manifestJson, weightsFile);
+  if (!module) {
+    cleanup();
+    return module.takeError();
+  }
+  emitPhase.stop();
+  (*module)->setDataLayout(target->machine->createDataLayout());
+  (*module)->setTargetTriple(target->machine->getTargetTriple());
+
+  // The step functions' object and the kernels' compiled at the same time.
   llvm::Error stepError = llvm::Error::success();
   auto compileSteps = [&] {
     {
