@@ -14,7 +14,8 @@
 // through trainc_rt_parallel_for when the nest is split across threads;
 // a kernel with a loop.check then fails the step with
 // trainc_rt_check_failed when its status is not 0.
-// Weights go in as one raw byte array, never as IR constants. A profiling
+// Weights go in as one raw byte array, never as IR constants (by .incbin
+// of a file written beside the library, or as one byte global). A profiling
 // build brackets every launch with trainc_rt_profile_begin/end, numbering
 // the launches in the order of the manifest's "profile" list; a
 // --check-numerics build calls trainc_rt_check_numerics with a function's
