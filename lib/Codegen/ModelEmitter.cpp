@@ -37,11 +37,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/IR/IRBuilder.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <set>
 
 using namespace mlir;
@@ -584,23 +584,6 @@ struct Emitter {
 
 } // namespace
 
-/// `bytes` written to `path`.
-static llvm::Error writeBytes(const std::string &path, llvm::StringRef bytes) {
-  std::error_code code;
-  llvm::raw_fd_ostream stream(path, code, llvm::sys::fs::OF_None);
-  if (code)
-    return llvm::createStringError("cannot write '" + path +
-                                   "': " + code.message());
-  stream << bytes;
-  stream.flush();
-  if (stream.has_error()) {
-    std::string message = stream.error().message();
-    stream.clear_error();
-    return llvm::createStringError("cannot write '" + path + "': " + message);
-  }
-  return llvm::Error::success();
-}
-
 /// Assembly that defines `symbol` (global, hidden, 64-byte aligned,
 /// read-only) as the `size` bytes of the file at `path`.
 static std::string incbinAsm(llvm::StringRef symbol, llvm::StringRef path,
@@ -722,8 +705,10 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
   if (weightsFile.empty()) {
     emitter.bytesGlobal(blob, "trainc_model_weights", /*exported=*/true);
   } else {
-    if (llvm::Error error = writeBytes(weightsFile, blob))
-      return std::move(error);
+    std::ofstream stream(weightsFile, std::ios::binary);
+    stream.write(blob.data(), static_cast<std::streamsize>(blob.size()));
+    if (!stream.flush())
+      return llvm::createStringError("cannot write '" + weightsFile + "'");
     module->appendModuleInlineAsm(
         incbinAsm("trainc_model_weights", weightsFile, blob.size()));
   }
