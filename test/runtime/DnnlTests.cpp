@@ -172,7 +172,8 @@ TEST_CASE("dnnl bf16 convolution gradients agree with the f32 reference",
   // group with output planes of at most 16 positions: the weight gradient
   // is one matmul over gathered operands (all taps live; 1 and 4 of 9
   // live, zeroed elsewhere; 1-D; a 1x1 window). Larger planes and groups:
-  // oneDNN's direct convolutions.
+  // oneDNN's direct convolutions; a 3-channel stem's weight gradient on
+  // AMX: f32 on widened operands.
   if (!dnnlRunsBf16()) {
     WARN("skipped: oneDNN runs no bf16 primitives on this CPU");
     return;
@@ -187,6 +188,7 @@ TEST_CASE("dnnl bf16 convolution gradients agree with the f32 reference",
       {D::BF16, {4, 8, 2, 3}, {8, 8, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1},
       {D::BF16, {2, 8, 8, 8}, {16, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
       {D::BF16, {4, 8, 2, 2}, {8, 4, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2},
+      {D::BF16, {4, 3, 16, 16}, {8, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1},
   };
   for (const ConvCase &c : cases)
     for (const OpCase &op : c.ops(false)) {
