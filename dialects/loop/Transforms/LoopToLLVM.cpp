@@ -56,14 +56,8 @@ void buildLoopToLLVMPipeline(OpPassManager &pm, const LoopTarget &target) {
   pm.addPass(createMaskedBf16AsI16Pass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createUBToLLVMConversionPass());
-  ConvertFuncToLLVMPassOptions func;
-  func.useBarePtrCallConv = true;
-  pm.addPass(createConvertFuncToLLVMPass(func));
-  pm.addPass(createConvertControlFlowToLLVMPass());
+  // memref, math, arith, ub, func (bare pointers) and cf in one conversion.
+  pm.addPass(createScalarsToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
