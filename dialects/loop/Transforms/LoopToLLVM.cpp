@@ -10,12 +10,11 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -54,7 +53,7 @@ void buildLoopToLLVMPipeline(OpPassManager &pm, const LoopTarget &target) {
   vectorOptions.reassociateFPReductions = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   pm.addPass(createMaskedBf16AsI16Pass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createExpandViewsPass());
   pm.addPass(createLowerAffinePass());
   // memref, math, arith, ub, func (bare pointers) and cf in one conversion.
   pm.addPass(createScalarsToLLVMPass());
