@@ -54,8 +54,8 @@ void buildLoopToLLVMPipeline(OpPassManager &pm, const LoopTarget &target) {
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   pm.addPass(createMaskedBf16AsI16Pass());
   pm.addPass(createExpandViewsPass());
-  pm.addPass(createLowerAffinePass());
-  // memref, math, arith, ub, func (bare pointers) and cf in one conversion.
+  // affine.apply, memref, math, arith, ub, func (bare pointers) and cf in
+  // one conversion.
   pm.addPass(createScalarsToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }

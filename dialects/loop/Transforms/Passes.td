@@ -183,19 +183,19 @@ def ExpandViewsPass : Pass<"trainc-expand-views", "mlir::ModuleOp"> {
 }
 
 def ScalarsToLLVMPass : Pass<"trainc-scalars-to-llvm", "mlir::ModuleOp"> {
-  let summary = "memref, math, arith, ub, func and cf to LLVM in one conversion";
+  let summary = "affine.apply, memref, math, arith, ub, func and cf to LLVM in one conversion";
   let description = [{
     The generated kernels' last conversion, after `convert-vector-to-llvm`
-    and `expand-strided-metadata`: upstream's patterns of
-    `finalize-memref-to-llvm`, `convert-math-to-llvm`,
+    and `--trainc-expand-views`: upstream's patterns of `lower-affine`
+    (the views' offsets), `finalize-memref-to-llvm`, `convert-math-to-llvm`,
     `convert-arith-to-llvm`, `convert-ub-to-llvm`, `convert-func-to-llvm`
     (bare-pointer calling convention: a kernel's memref arguments are
     pointers) and `convert-cf-to-llvm` (with `cf.assert`), applied by one
     dialect conversion with one type converter, as upstream's
-    `convert-to-llvm` does. Six passes each walked every operation of the
-    module and checked its legality: on DenseNet-121's 2,264 loop nests
-    they took 2.7 s per compile thread, most of it for operations that
-    were not theirs to convert.
+    `convert-to-llvm` does. Seven passes each walked every operation of
+    the module and checked its legality: on DenseNet-121's 2,264 loop
+    nests they took 2.9 s per compile thread, most of it for operations
+    that were not theirs to convert.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

@@ -2,14 +2,15 @@
 //------------------------===//
 //
 // One dialect conversion for what is left of a kernel module once its
-// vectors are LLVM's: memrefs, math, arith, ub, func (bare pointers) and
-// cf, with upstream's patterns and one LLVMTypeConverter, as upstream's
-// convert-to-llvm pass combines them. The results are those of the six
-// passes run one after the other.
+// vectors are LLVM's: affine.apply, memrefs, math, arith, ub, func (bare
+// pointers) and cf, with upstream's patterns and one LLVMTypeConverter,
+// as upstream's convert-to-llvm pass combines them. The results are those
+// of the seven passes run one after the other.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/loop/Transforms/Passes.h"
 
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -42,6 +43,8 @@ struct ScalarsToLLVMPass
     LLVMTypeConverter converter(context, options);
     SymbolTableCollection symbolTables;
     RewritePatternSet patterns(context);
+    // The affine.apply of --trainc-expand-views (view offsets).
+    populateAffineToStdConversionPatterns(patterns);
     populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns,
                                                    &symbolTables);
     populateMathToLLVMConversionPatterns(converter, patterns);

@@ -1,5 +1,5 @@
-// --trainc-scalars-to-llvm: memref, math, arith, ub, func and cf to the LLVM
-// dialect in one conversion; functions take bare pointers.
+// --trainc-scalars-to-llvm: affine.apply, memref, math, arith, ub, func and
+// cf to the LLVM dialect in one conversion; functions take bare pointers.
 // RUN: trainc-opt %s --trainc-scalars-to-llvm | FileCheck %s
 
 // A nest function as --trainc-lower-loop-nests and the vector and affine
@@ -44,16 +44,21 @@ func.func @exp_nest0(%begin: index, %end: index, %x: memref<100xf32>, %y: memref
   return
 }
 
-// ub.poison (a vectorized tile's padding value) and cf.assert.
+// ub.poison (a vectorized tile's padding value), cf.assert and the
+// affine.apply of a view's offset.
 // CHECK-LABEL: llvm.func @checked(
 // CHECK: llvm.mlir.poison : f32
-// CHECK: llvm.cond_br %{{.*}}, ^{{.*}}, ^[[FAIL:.*]]
+// CHECK: %[[ROW:.*]] = llvm.mul %{{.*}}, %{{.*}} overflow<nsw> : i64
+// CHECK: %[[AT:.*]] = llvm.add %[[ROW]], %{{.*}} : i64
+// CHECK: llvm.cond_br %{{.*}}, ^[[OK:.*]], ^[[FAIL:.*]]
+// CHECK: ^[[OK]]:
+// CHECK: llvm.getelementptr inbounds|nuw %{{.*}}[%[[AT]]]
 // CHECK: ^[[FAIL]]:
 // CHECK: llvm.call @abort()
-func.func @checked(%flag: i1, %x: memref<4xf32>) {
+func.func @checked(%flag: i1, %x: memref<4xf32>, %i: index, %j: index) {
   %p = ub.poison : f32
-  %zero = arith.constant 0 : index
+  %offset = affine.apply affine_map<()[s0, s1] -> (s0 * 64 + s1)>()[%i, %j]
   cf.assert %flag, "bad"
-  memref.store %p, %x[%zero] : memref<4xf32>
+  memref.store %p, %x[%offset] : memref<4xf32>
   return
 }
