@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Runtime/Checkpoint.h"
+#include "lib/Runtime/Fnv1a.h"
 
 #include <cstring>
 #include <set>
@@ -20,15 +21,6 @@ namespace {
 
 constexpr char kMagic[8] = {'T', 'R', 'A', 'I', 'N', 'C', 'K', '1'};
 constexpr uint32_t kVersion = 1;
-
-uint64_t fnv1a(const std::string &bytes) {
-  uint64_t hash = 1469598103934665603ull;
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
 
 template <typename T> void put(std::string &out, T value) {
   out.append(reinterpret_cast<const char *>(&value), sizeof(T));
@@ -86,12 +78,12 @@ trainc::rt::serializeCheckpoint(const std::string &modelHash, const void *extra,
       put<int64_t>(out, d);
     putBytes(out, tensor.bytes.data(), tensor.bytes.size());
   }
-  put<uint64_t>(out, fnv1a(out));
+  put<uint64_t>(out, fnv1a(out.data(), out.size()));
   return out;
 }
 
 uint64_t trainc::rt::checkpointChecksum(const std::string &bytes) {
-  return fnv1a(bytes);
+  return fnv1a(bytes.data(), bytes.size());
 }
 
 std::string trainc::rt::parseCheckpoint(
@@ -104,7 +96,7 @@ std::string trainc::rt::parseCheckpoint(
   uint64_t stored;
   std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
   std::string body = bytes.substr(0, bytes.size() - 8);
-  if (fnv1a(body) != stored)
+  if (fnv1a(body.data(), body.size()) != stored)
     return "is damaged (checksum mismatch)";
   Reader in{body, sizeof(kMagic)};
   if (in.get<uint32_t>() != kVersion)

@@ -9,6 +9,7 @@
 #include "tools/trainc/Stats.h"
 
 #include "lib/Runtime/FileWrite.h"
+#include "lib/Runtime/Fnv1a.h"
 
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/kernel/Transforms/Passes.h"
@@ -265,18 +266,12 @@ void addCompileCommand(CLI::App &command, CompileCommandOptions &options) {
 /// FNV-1a of the ONNX file and everything that changes the code: the hash
 /// checkpoints carry.
 static std::string modelHash(const CompileCommandOptions &options) {
-  uint64_t hash = 1469598103934665603ull;
-  auto add = [&](const char *bytes, size_t size) {
-    for (size_t i = 0; i < size; ++i) {
-      hash ^= static_cast<unsigned char>(bytes[i]);
-      hash *= 1099511628211ull;
-    }
-  };
   // The file in pieces (VGG-11's is 515 MB), then the options.
+  uint64_t hash = rt::kFnv1aBasis;
   std::ifstream stream(options.model.model, std::ios::binary);
   std::vector<char> piece(1 << 20);
   while (stream.read(piece.data(), piece.size()) || stream.gcount() > 0)
-    add(piece.data(), static_cast<size_t>(stream.gcount()));
+    hash = rt::fnv1a(piece.data(), stream.gcount(), hash);
   std::ostringstream text;
   text << "|batch=" << options.model.batch.value_or(0)
        << "|freeze=" << options.model.freeze
@@ -293,7 +288,7 @@ static std::string modelHash(const CompileCommandOptions &options) {
        << options.training.lossScaleGrowthInterval
        << "|target=" << options.target;
   std::string suffix = text.str();
-  add(suffix.data(), suffix.size());
+  hash = rt::fnv1a(suffix.data(), suffix.size(), hash);
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
   return hex;
