@@ -253,7 +253,10 @@ def torchvision_classifier(name):
 
 
 # The smallest torchvision families, at 64 px and batch 8 (ResNet-18 is
-# its own entry), generated at test time like resnet18.
+# its own entry), generated at test time like resnet18. GoogLeNet and
+# Inception-v3 (AUX_HEADS) train with their auxiliary classifiers, with
+# the loss weights of their papers; Inception-v3's auxiliary head needs
+# 299 px.
 TORCHVISION = ["mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_x0_5",
                "squeezenet1_0", "mnasnet0_5", "efficientnet_b0", "regnet_x_400mf",
                "regnet_y_400mf"]
@@ -271,10 +274,38 @@ class Spec:
     classes: int = NUM_CLASSES
     # Masked-LM labels: all but every `masked`-th position are -100.
     masked: int = 0
+    # A model of several outputs (auxiliary heads): the names of the
+    # outputs after the logits, and the weight of the loss on each output
+    # (the loss is the weighted sum, against the same labels; trainc
+    # compile --output-weights).
+    aux_outputs: Tuple[str, ...] = ()
+    output_weights: Optional[Tuple[float, ...]] = None
 
     def label_shape(self):
         return self.labels or (self.inputs[0][1][0],)
 
+    def output_names(self):
+        return ["logits", *self.aux_outputs]
+
+    def loss(self, loss_fn, outputs, labels, to_f32=False):
+        """The training loss: loss_fn on the output, or the weighted sum
+        over the outputs of a model with auxiliary heads (each output
+        converted to f32 first with `to_f32`, for autocast)."""
+        def one(output):
+            return loss_fn(output.float() if to_f32 else output, labels)
+        if not self.output_weights:
+            return one(outputs)
+        return sum(w * one(o) for w, o in zip(self.output_weights, outputs))
+
+
+AUX_HEADS = {
+    "googlenet": Spec(torchvision_classifier("googlenet"), [("image", (8, 3, 128, 128), "float32")],
+                      17, aux_outputs=("aux_logits2", "aux_logits1"),
+                      output_weights=(1.0, 0.3, 0.3)),
+    "inception_v3": Spec(torchvision_classifier("inception_v3"),
+                         [("image", (2, 3, 299, 299), "float32")], 17,
+                         aux_outputs=("aux_logits",), output_weights=(1.0, 0.4)),
+}
 
 IMG = "image"
 SPECS = {
@@ -294,6 +325,7 @@ SPECS = {
                  classes=VOCAB, masked=3),
     **{name: Spec(torchvision_classifier(name), [(IMG, (8, 3, 64, 64), "float32")], 17)
        for name in TORCHVISION},
+    **AUX_HEADS,
 }
 HANDBUILT = ["opset18_mlp", "mlp_with_loss"]
 ALL_MODELS = list(SPECS) + HANDBUILT
@@ -338,12 +370,13 @@ def export_torch(name: str, spec: Spec, path: str):
     args = tuple(torch.zeros(s, dtype=getattr(torch, tensor_dtype(d))) for _, s, d in spec.inputs)
     torch.onnx.export(model, args, path, opset_version=spec.opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      input_names=[n for n, _, _ in spec.inputs], output_names=["logits"],
+                      input_names=[n for n, _, _ in spec.inputs],
+                      output_names=spec.output_names(),
                       # A symbolic batch, as users export: shape subgraphs then
                       # derive batch-dependent sizes from Shape, which the
                       # importer must fold into batch-relative reshapes.
                       dynamic_axes={**{n: {0: "batch"} for n, _, _ in spec.inputs},
-                                    "logits": {0: "batch"}})
+                                    **{n: {0: "batch"} for n in spec.output_names()}})
     check_torch_export(name, spec, model, onnx.load(path))
 
 
@@ -355,7 +388,7 @@ def check_torch_export(name: str, spec: Spec, module: nn.Module, m: onnx.ModelPr
                if k not in inits and not k.endswith("num_batches_tracked")]
     assert not missing, f"{name}: state_dict keys not among initializers: {missing}"
     assert [i.name for i in m.graph.input] == [n for n, _, _ in spec.inputs], name
-    assert [o.name for o in m.graph.output] == ["logits"], name
+    assert [o.name for o in m.graph.output] == spec.output_names(), name
     assert m.opset_import[0].version == spec.opset, name
     consts = {n.output[0]: numpy_helper.to_array(n.attribute[0].t)
               for n in m.graph.node if n.op_type == "Constant" and n.attribute[0].name == "value"}
@@ -485,7 +518,7 @@ def run_precision(spec: Spec, state, xs, labels, dtype, root):
     out["labels"] = labels.numpy()
 
     model = fresh()
-    loss = loss_fn(model(*xs), labels)
+    loss = spec.loss(loss_fn, model(*xs), labels)
     loss.backward()
     out["loss"] = loss.detach().numpy()
     for n, p in model.named_parameters():
@@ -499,7 +532,7 @@ def run_precision(spec: Spec, state, xs, labels, dtype, root):
         losses = []
         for _ in range(STEPS):
             opt.zero_grad()
-            loss = loss_fn(model(*xs), labels)
+            loss = spec.loss(loss_fn, model(*xs), labels)
             loss.backward()
             opt.step()
             losses.append(loss.item())
@@ -530,7 +563,7 @@ def run_autocast(spec: Spec, state, xs, labels, root):
         for _ in range(STEPS):
             opt.zero_grad()
             with torch.autocast("cpu", dtype=torch.bfloat16):
-                loss = loss_fn(model(*xs).float(), labels)
+                loss = spec.loss(loss_fn, model(*xs), labels, to_f32=True)
             loss.backward()
             opt.step()
             losses.append(loss.item())
@@ -576,7 +609,10 @@ def cmd_reference(name: str, onnx_path: str, out: str):
         "opset": spec.opset,
         "mode": "module.train(): BatchNorm normalizes with batch statistics",
         "notes": NOTES,
-        "loss": "CrossEntropyLoss(reduction='mean') on logits",
+        "loss": "CrossEntropyLoss(reduction='mean') on logits" + (
+            f", weighted sum over the outputs {spec.output_names()}"
+            if spec.output_weights else ""),
+        "output_weights": list(spec.output_weights or ()),
         "steps": STEPS,
         "same_batch_every_step": True,
         "optimizers": {"sgd_momentum": {"type": "torch.optim.SGD", **SGD, "dampening": 0.0,

@@ -47,6 +47,9 @@ def train_command(trainc, model, reference_dir, reference, steps, save, extra=()
     for spec in reference["inputs"]:
         cmd += ["--feed", f"{spec['name']}=" +
                 os.path.join(reference_dir, "fp32", "inputs", spec["name"] + ".npy")]
+    # Auxiliary heads: the loss weights PyTorch's reference used.
+    if reference.get("output_weights"):
+        cmd += ["--output-weights", ",".join(str(w) for w in reference["output_weights"])]
     return cmd + list(extra)
 
 

@@ -26,6 +26,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -54,6 +55,12 @@ void addTrainingOptions(CLI::App &command, TrainingPipelineOptions &t) {
   loss->add_option("--ignore-index", t.ignoreIndex,
                    "Class label that contributes no loss")
       ->capture_default_str();
+  loss->add_option("--output-weights", t.outputWeights,
+                   "A model of several outputs: the weight of the loss on "
+                   "each, comma-separated (the loss is their weighted sum, "
+                   "against the same labels; 0 leaves an output out)")
+      ->delimiter(',')
+      ->check(nonNegative());
 
   auto *optimizer = command.add_option_group("Optimizer");
   optimizer->add_option("--optimizer", t.optimizer, "sgd, adam, adamw or adagrad")
@@ -297,19 +304,26 @@ static std::string modelHash(const CompileCommandOptions &options) {
 /// The training configuration, as JSON for the manifest.
 static std::string trainingJson(mlir::ModuleOp module, const std::string &amp) {
   auto config = module->getAttrOfType<mlir::DictionaryAttr>("graph.training");
+  std::function<std::string(mlir::Attribute)> value =
+      [&](mlir::Attribute attr) -> std::string {
+    if (auto text = llvm::dyn_cast<mlir::StringAttr>(attr))
+      return "\"" + text.str() + "\"";
+    if (auto real = llvm::dyn_cast<mlir::FloatAttr>(attr))
+      return std::to_string(real.getValueAsDouble());
+    if (auto flag = llvm::dyn_cast<mlir::BoolAttr>(attr))
+      return flag.getValue() ? "true" : "false";
+    if (auto list = llvm::dyn_cast<mlir::ArrayAttr>(attr)) {
+      std::string items;
+      for (mlir::Attribute item : list)
+        items += (items.empty() ? "" : ", ") + value(item);
+      return "[" + items + "]";
+    }
+    return "null";
+  };
   std::string json = "{\"amp\": \"" + amp + "\"";
   if (config)
-    for (auto entry : config.getValue()) {
-      json += ", \"" + entry.getName().str() + "\": ";
-      if (auto text = llvm::dyn_cast<mlir::StringAttr>(entry.getValue()))
-        json += "\"" + text.str() + "\"";
-      else if (auto real = llvm::dyn_cast<mlir::FloatAttr>(entry.getValue()))
-        json += std::to_string(real.getValueAsDouble());
-      else if (auto flag = llvm::dyn_cast<mlir::BoolAttr>(entry.getValue()))
-        json += flag.getValue() ? "true" : "false";
-      else
-        json += "null";
-    }
+    for (auto entry : config.getValue())
+      json += ", \"" + entry.getName().str() + "\": " + value(entry.getValue());
   return json + "}";
 }
 

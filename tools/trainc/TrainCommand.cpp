@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <numeric>
 #include <random>
 #include <set>
@@ -230,12 +231,18 @@ struct Progress {
   }
 };
 
-/// Fraction of `data` the model classifies right (eval mode). In a job,
-/// each process classifies every size-th image from its rank, and the
-/// counts are summed over the job.
+/// Fraction of `data` the model classifies right (eval mode) by its first
+/// output; `outputs` receive every output (auxiliary heads are computed,
+/// not scored). In a job, each process classifies every size-th image from
+/// its rank, and the counts are summed over the job.
 llvm::Expected<double> accuracy(const ModelApi &api, trainc_session *session,
                                 const Dataset &data, OwnedTensor &input,
-                                OwnedTensor &logits, const World &world) {
+                                std::deque<OwnedTensor> &outputs,
+                                const World &world) {
+  const OwnedTensor &logits = outputs.front();
+  std::vector<trainc_tensor> tensors;
+  for (const OwnedTensor &output : outputs)
+    tensors.push_back(output.tensor);
   int64_t batch = input.shape[0], item = data.itemSize();
   int64_t classes = logits.shape.back(), correct = 0;
   // This process's images: rank, rank + size, ...
@@ -249,7 +256,8 @@ llvm::Expected<double> accuracy(const ModelApi &api, trainc_session *session,
       int64_t sample = sampleAt(first + (row < valid ? row : 0));
       std::copy_n(&data.images[sample * item], item, x + row * item);
     }
-    if (api.forward(session, &input.tensor, 1, &logits.tensor, 1) != TRAINC_OK)
+    if (api.forward(session, &input.tensor, 1, tensors.data(),
+                    static_cast<int32_t>(tensors.size())) != TRAINC_OK)
       return llvm::createStringError(std::string("evaluation failed: ") +
                                      api.lastError());
     auto *scores = reinterpret_cast<const float *>(logits.bytes.data());
@@ -340,11 +348,15 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
   auto inputs = argumentsWithRole(manifest, "train_step", "input");
   auto labels = argumentsWithRole(manifest, "train_step", "labels");
   auto outputs = argumentsWithRole(manifest, "eval", "output");
+  bool floatOutputs =
+      !outputs.empty() && llvm::all_of(outputs, [](const Argument &output) {
+        return output.dtype == "f32";
+      });
   if (inputs.size() != 1 || inputs[0].dtype != "f32" || labels.size() != 1 ||
-      labels[0].dtype != "i64" || outputs.size() != 1 ||
-      outputs[0].dtype != "f32") {
+      labels[0].dtype != "i64" || !floatOutputs) {
     spdlog::error("--data needs a model with one float32 image input, int64 "
-                  "class labels and one float32 output of class scores");
+                  "class labels and float32 outputs of class scores (the "
+                  "first is scored)");
     return 1;
   }
   int64_t batch = inputs[0].shape[0];
@@ -366,7 +378,9 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
   }
   OwnedTensor input(TRAINC_FLOAT32, inputs[0].shape, 4);
   OwnedTensor label(TRAINC_INT64, labels[0].shape, 8);
-  OwnedTensor logits(TRAINC_FLOAT32, outputs[0].shape, 4);
+  std::deque<OwnedTensor> scores;
+  for (const Argument &output : outputs)
+    scores.emplace_back(TRAINC_FLOAT32, output.shape, 4);
 
   Position position;
   std::string trainData = fingerprint(train);
@@ -459,7 +473,7 @@ int trainOnDataset(const ModelApi &api, trainc_session *session,
         std::printf("epoch %d: loss %.4f, no test images%s\n", epoch, loss,
                     lossScaling(api, session).c_str());
     } else {
-      auto correct = accuracy(api, session, test, input, logits, world);
+      auto correct = accuracy(api, session, test, input, scores, world);
       if (!correct) {
         spdlog::error("{}", llvm::toString(correct.takeError()));
         return 1;

@@ -117,14 +117,36 @@ FailureOr<GradientFunction> buildGradientFunction(ModuleOp module,
   Location loc = forward.getLoc();
   auto forwardReturn =
       cast<func::ReturnOp>(forward.getBody().front().getTerminator());
-  if (forwardReturn.getNumOperands() != 1)
-    return forward.emitError("@forward has ") << forwardReturn.getNumOperands()
-           << " outputs; training needs exactly one (the logits or the loss)";
+  // The outputs the loss reads, with their weights (one output: weight 1).
+  SmallVector<std::pair<unsigned, double>> weighted;
+  if (options.outputWeights.empty()) {
+    if (forwardReturn.getNumOperands() != 1)
+      return forward.emitError("@forward has ")
+             << forwardReturn.getNumOperands()
+             << " outputs and no --output-weights";
+    weighted.push_back({0, 1.0});
+  }
+  for (auto [i, weight] : llvm::enumerate(options.outputWeights))
+    if (weight != 0.0)
+      weighted.push_back({static_cast<unsigned>(i), weight});
 
+  // One set of labels serves every weighted output.
   std::string error;
-  auto labels = labelType(forwardReturn.getOperand(0), options, error);
-  if (failed(labels))
-    return forward.emitError(error);
+  Type labels; // null for --loss=model
+  for (auto [i, weight] : weighted) {
+    auto type = labelType(forwardReturn.getOperand(i), options, error);
+    if (failed(type))
+      return forward.emitError(weighted.size() > 1
+                                   ? "output " + std::to_string(i) + ": "
+                                   : "")
+             << error;
+    if (i != weighted.front().first && *type != labels)
+      return forward.emitError("output ")
+             << i << " needs labels of type " << *type << ", output "
+             << weighted.front().first << " of type " << labels
+             << ": the weighted outputs share one loss and one set of labels";
+    labels = *type;
+  }
 
   // Signature: @forward's arguments, then labels, step and seed.
   GradientFunction result;
@@ -134,9 +156,9 @@ FailureOr<GradientFunction> buildGradientFunction(ModuleOp module,
     argAttrs.push_back(forward.getArgAttrDict(i) ? forward.getArgAttrDict(i)
                                                  : b.getDictionaryAttr({}));
   auto scalarI64 = RankedTensorType::get({}, b.getI64Type());
-  if (*labels) {
+  if (labels) {
     result.labelsIndex = argTypes.size();
-    argTypes.push_back(*labels);
+    argTypes.push_back(labels);
     argAttrs.push_back(describeValue(b, "labels", kRoleLabels, std::nullopt));
   }
   result.stepIndex = argTypes.size();
@@ -185,12 +207,20 @@ FailureOr<GradientFunction> buildGradientFunction(ModuleOp module,
     }
     b.clone(op, mapping);
   }
-  Value output = mapping.lookup(forwardReturn.getOperand(0));
   Value labelsValue = result.labelsIndex ? block->getArgument(*result.labelsIndex)
                                          : Value();
-  auto loss = buildLoss(b, loc, output, labelsValue, options);
-  if (failed(loss))
-    return forward.emitError("unknown loss '") << options.kind << "'";
+  // The loss: sum of weight * (loss on the output), over weighted outputs.
+  FailureOr<Value> loss = failure();
+  for (auto [i, weight] : weighted) {
+    Value output = mapping.lookup(forwardReturn.getOperand(i));
+    auto term = buildLoss(b, loc, output, labelsValue, options);
+    if (failed(term))
+      return forward.emitError("unknown loss '") << options.kind << "'";
+    GradientBuilder math(b, loc);
+    if (weight != 1.0)
+      term = math.mul(*term, math.scalar(weight, *term));
+    loss = succeeded(loss) ? math.add(*loss, *term) : *term;
+  }
 
   // Values that depend on a trainable parameter.
   DenseSet<Value> active;
@@ -338,6 +368,8 @@ struct AutodiffPass : trainc::graph::impl::AutodiffPassBase<AutodiffPass> {
     options.loss.reduction = reduction;
     options.loss.labelSmoothing = labelSmoothing;
     options.loss.ignoreIndex = ignoreIndex;
+    options.loss.outputWeights.assign(outputWeights.begin(),
+                                      outputWeights.end());
     options.optimizer = optimizer;
     options.learningRate = learningRate;
     options.momentum = momentum;

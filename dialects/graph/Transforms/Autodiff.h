@@ -23,6 +23,12 @@ struct LossOptions {
   std::string reduction = "mean";
   double labelSmoothing = 0.0;
   int64_t ignoreIndex = -100;
+  /// One weight per @forward output: the loss is the weighted sum of the
+  /// loss on each output, against the same labels (torchvision trains
+  /// Inception-v3 with 1, 0.4: its logits and its auxiliary head). Empty
+  /// for a model of one output (weight 1). An output of weight 0 is not
+  /// trained (its own parameters get no gradient), but still computed.
+  llvm::SmallVector<double> outputWeights;
 };
 
 struct TrainingOptions {

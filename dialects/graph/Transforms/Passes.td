@@ -26,6 +26,10 @@ def AutodiffPass : Pass<"trainc-autodiff", "mlir::ModuleOp"> {
     * `@eval(inputs, parameters, state, constants) -> outputs`: inference:
       BatchNorm on the running statistics, no dropout.
 
+    A model of several outputs (auxiliary classifiers) needs
+    `output-weights`: the loss is the weighted sum of the loss on each
+    output, against the same labels; an output of weight 0 is left out.
+
     Every argument and result carries `graph.name` and `graph.role`. A
     parameter the loss does not depend on gets no gradient and is not
     updated (as torch.optim skips parameters whose grad is None). If any op
@@ -45,6 +49,9 @@ def AutodiffPass : Pass<"trainc-autodiff", "mlir::ModuleOp"> {
            "label smoothing of softmax-cross-entropy, in [0, 1]">,
     Option<"ignoreIndex", "ignore-index", "int64_t", "-100",
            "class label that contributes no loss (softmax-cross-entropy, nll)">,
+    ListOption<"outputWeights", "output-weights", "double",
+               "a model of several outputs: the weight of the loss on each "
+               "(the loss is their weighted sum, against the same labels)">,
     Option<"optimizer", "optimizer", "std::string", "\"sgd\"",
            "sgd | adam | adamw | adagrad">,
     Option<"learningRate", "lr", "double", "0.01",

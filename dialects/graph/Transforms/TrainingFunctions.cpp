@@ -10,12 +10,53 @@ using namespace mlir;
 
 namespace trainc::graph {
 
+/// "'logits', 'aux1'": @forward's output names, for messages.
+static std::string outputNames(func::FuncOp forward) {
+  std::string names;
+  for (unsigned i = 0; i < forward.getNumResults(); ++i) {
+    auto name = forward.getResultAttrOfType<StringAttr>(i, kNameAttrName);
+    names += (i ? ", '" : "'") +
+             (name ? name.getValue().str() : "#" + std::to_string(i)) + "'";
+  }
+  return names;
+}
+
+/// One finite, non-negative loss weight per output, one of them positive;
+/// none is needed for a model of one output.
+static LogicalResult checkOutputWeights(func::FuncOp forward,
+                                        ArrayRef<double> weights) {
+  unsigned outputs = forward.getNumResults();
+  if (weights.empty() && outputs > 1)
+    return forward.emitError("the model has ")
+           << outputs << " outputs (" << outputNames(forward)
+           << "); training needs one loss: give the weight of each "
+              "output's loss (--output-weights, e.g. 1,0.4 for torchvision's "
+              "Inception-v3 and its auxiliary head; 0 leaves an output out)";
+  if (!weights.empty() && weights.size() != outputs)
+    return forward.emitError("--output-weights has ")
+           << weights.size() << " weight" << (weights.size() == 1 ? "" : "s")
+           << ", the model " << outputs << " output"
+           << (outputs == 1 ? "" : "s") << " (" << outputNames(forward) << ")";
+  for (double weight : weights)
+    if (!(weight >= 0.0) || !std::isfinite(weight))
+      return forward.emitError("the output weights must be finite and >= 0, "
+                               "not ")
+             << weight;
+  if (!weights.empty() &&
+      llvm::all_of(weights, [](double w) { return w == 0; }))
+    return forward.emitError("every output weight is 0: nothing to train");
+  return success();
+}
+
 LogicalResult resolveTrainingOptions(func::FuncOp forward,
                                      TrainingOptions &options) {
   LossOptions &loss = options.loss;
+  if (failed(checkOutputWeights(forward, loss.outputWeights)))
+    return failure();
   if (loss.kind == "auto") {
+    // The first output's kind: a scalar is the model's own loss.
     auto output = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
-    auto type = output.getNumOperands() == 1
+    auto type = output.getNumOperands() >= 1
                     ? dyn_cast<RankedTensorType>(output.getOperand(0).getType())
                     : RankedTensorType();
     loss.kind = type && type.getRank() == 0 ? "model" : "softmax-cross-entropy";
@@ -346,6 +387,12 @@ LogicalResult buildTrainingFunctions(ModuleOp module, func::FuncOp forward,
       b.getNamedAttr("learning_rate", b.getF64FloatAttr(options.learningRate)),
       b.getNamedAttr("weight_decay", b.getF64FloatAttr(options.weightDecay)),
       b.getNamedAttr("clip_grad_norm", b.getF64FloatAttr(options.clipGradNorm))};
+  if (!options.loss.outputWeights.empty())
+    config.push_back(b.getNamedAttr(
+        "output_weights",
+        b.getArrayAttr(llvm::map_to_vector(
+            options.loss.outputWeights,
+            [&](double w) -> Attribute { return b.getF64FloatAttr(w); }))));
   if (options.dataParallel)
     config.push_back(b.getNamedAttr("data_parallel", b.getBoolAttr(true)));
   if (options.lossScaling != "none")
