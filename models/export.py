@@ -239,12 +239,13 @@ def resnet18():
     return torchvision.models.resnet18(num_classes=NUM_CLASSES)
 
 
-def torchvision_classifier(name):
-    """torchvision 0.14's `name` with NUM_CLASSES classes, its Dropout and
-    StochasticDepth probabilities set to 0 (random masks cannot match)."""
+def torchvision_classifier(name, **kwargs):
+    """torchvision 0.14's `name` with NUM_CLASSES classes (and `kwargs`),
+    its Dropout and StochasticDepth probabilities set to 0 (random masks
+    cannot match)."""
     def build():
         import torchvision
-        model = getattr(torchvision.models, name)(num_classes=NUM_CLASSES)
+        model = getattr(torchvision.models, name)(num_classes=NUM_CLASSES, **kwargs)
         for module in model.modules():
             if isinstance(module, (nn.Dropout, torchvision.ops.StochasticDepth)):
                 module.p = 0.0
@@ -579,17 +580,21 @@ def rel_error(a, b):
     return float(np.linalg.norm(a - b) / (np.linalg.norm(b) + 1e-6 * math.sqrt(max(b.size, 1))))
 
 
-def cmd_reference(name: str, onnx_path: str, out: str):
-    if name not in SPECS:
+def cmd_reference(name: str, onnx_path: str, out: str, spec: Optional[Spec] = None,
+                  autocast_bf16: bool = True):
+    """PyTorch's results for SPECS[name] (or `spec`) on the weights of
+    `onnx_path`, into `out`; without `autocast_bf16`, no autocast run."""
+    if spec is None and name not in SPECS:
         sys.exit(f"no torch reference for {name!r}; known: {', '.join(SPECS)}")
-    spec = SPECS[name]
+    spec = spec or SPECS[name]
     module = build(spec)
     state = load_from_onnx(module, onnx_path)
     xs, labels = make_inputs(spec)
     results = {p: run_precision(spec, state, xs, labels, dt, os.path.join(out, p))
                for p, dt in (("fp32", torch.float32), ("fp64", torch.float64))}
     try:
-        autocast = run_autocast(spec, state, xs, labels, os.path.join(out, "autocast_bf16"))
+        autocast = (run_autocast(spec, state, xs, labels, os.path.join(out, "autocast_bf16"))
+                    if autocast_bf16 else {})
     except RuntimeError as e:  # torch 1.13 lacks some bf16 CPU gradients (hardtanh's)
         print(f"{name}: no autocast reference: {e}")
         autocast = {}
