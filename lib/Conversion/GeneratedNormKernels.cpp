@@ -54,12 +54,15 @@ Type elementOf(Operand operand) {
   return cast<MemRefType>(operand.buffer.getType()).getElementType();
 }
 
-/// Zeroes `sums`, then adds term(elements of `inputs`) (one value per sum)
-/// into them over the `reduction` dims of `space`.
+/// Zeroes `sums` (unless `zeroed`: an earlier nest did), then adds
+/// term(elements of `inputs`) (one value per sum) into them over the
+/// `reduction` dims of `space`.
 void accumulate(KernelBuilder &kb, const Space &space, ArrayRef<Operand> inputs,
-                ArrayRef<Operand> sums, ArrayRef<bool> reduction, Body term) {
-  for (Operand sum : sums)
-    kb.fill(space, sum, 0.0);
+                ArrayRef<Operand> sums, ArrayRef<bool> reduction, Body term,
+                bool zeroed = false) {
+  if (!zeroed)
+    for (Operand sum : sums)
+      kb.fill(space, sum, 0.0);
   kb.nest(
       space, inputs, sums, reduction,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
@@ -72,11 +75,11 @@ void accumulate(KernelBuilder &kb, const Space &space, ArrayRef<Operand> inputs,
 }
 
 /// The sums of term(elements of `inputs`) over the reduced dims, into the
-/// statistic-indexed `sums`.
+/// statistic-indexed `sums` (zeroed first unless `zeroed`).
 void sumPerStatistic(KernelBuilder &kb, const NormSpace &ns,
                      ArrayRef<Operand> inputs, ArrayRef<Operand> sums,
-                     Body term) {
-  accumulate(kb, ns.space, inputs, sums, ns.space.reduction, term);
+                     Body term, bool zeroed = false) {
+  accumulate(kb, ns.space, inputs, sums, ns.space.reduction, term, zeroed);
 }
 
 /// A nest over the statistics' own shape; every buffer is indexed like a
@@ -93,55 +96,81 @@ void perStatistic(KernelBuilder &kb, const NormSpace &ns,
   kb.nest(own, operands(inputs), operands(outputs), own.reduction, body);
 }
 
-/// Per statistic: the mean of `input`, and the sum of squared deviations
-/// from it (two passes, as the reference: no cancellation), in two new
-/// scratch buffers of the input's compute type. With `wide`, both sums are
-/// accumulated in f64 (as PyTorch's CPU batch norm does: a channel's
-/// statistic sums N*H*W values, and f32 sums of that many carry several
-/// times its rounding noise), then rounded.
-std::pair<Operand, Operand> moments(KernelBuilder &kb, const NormSpace &ns,
-                                    Operand input, bool wide = false) {
+/// Zeroes the statistic-indexed `sums` in one nest.
+void zeroPerStatistic(KernelBuilder &kb, const NormSpace &ns,
+                      ArrayRef<Operand> sums) {
+  SmallVector<Value> buffers =
+      llvm::map_to_vector(sums, [](Operand sum) { return sum.buffer; });
+  perStatistic(
+      kb, ns, {}, buffers,
+      [&](OpBuilder &b, Location loc, ValueRange) -> SmallVector<Value> {
+        return llvm::map_to_vector(sums, [&](Operand sum) {
+          return constant(b, loc, elementOf(sum), 0.0);
+        });
+      });
+}
+
+/// The raw moments of `input` per statistic: the sum of its elements and
+/// the sum of squared deviations from their mean (two passes, as the
+/// reference: no cancellation), in two new scratch buffers of the input's
+/// compute type, or of f64 with `wide` (as PyTorch's CPU batch norm: a
+/// channel's statistic sums N*H*W values, and f32 sums of that many carry
+/// several times its rounding noise). One nest zeroes both sums and
+/// `alsoZero` (sums the caller accumulates later); the callers turn the
+/// moments into statistics in a nest of their own (meanOf, squaresOf).
+struct Moments {
+  Operand sum, squares;
+  double count;
+};
+Moments sumMoments(KernelBuilder &kb, const NormSpace &ns, Operand input,
+                   bool wide, ArrayRef<Operand> alsoZero = {}) {
   Type element = kb.computeType(elementOf(input));
   Type sumType = wide ? kb.builder.getF64Type() : element;
-  Operand mean{kb.scratch(ns.statisticShape(), sumType), ns.statisticId};
-  Operand squares{kb.scratch(ns.statisticShape(), sumType), ns.statisticId};
-  double count = double(ns.count);
+  Moments moments{{kb.scratch(ns.statisticShape(), sumType), ns.statisticId},
+                  {kb.scratch(ns.statisticShape(), sumType), ns.statisticId},
+                  double(ns.count)};
+  SmallVector<Operand> zeroed = {moments.sum, moments.squares};
+  llvm::append_range(zeroed, alsoZero);
+  zeroPerStatistic(kb, ns, zeroed);
   auto widened = [sumType](OpBuilder &b, Location loc, Value x) {
     return x.getType() == sumType
                ? x
                : Value(arith::ExtFOp::create(b, loc, sumType, x));
   };
   sumPerStatistic(
-      kb, ns, input, mean,
+      kb, ns, input, moments.sum,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         return {widened(b, loc, x[0])};
-      });
-  perStatistic(
-      kb, ns, {}, mean.buffer,
-      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        return {arith::DivFOp::create(b, loc, x[0],
-                                      constant(b, loc, sumType, count))};
-      });
+      },
+      /*zeroed=*/true);
   sumPerStatistic(
-      kb, ns, {input, mean}, squares,
+      kb, ns, {input, moments.sum}, moments.squares,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value mean = arith::DivFOp::create(
+            b, loc, x[1], constant(b, loc, sumType, moments.count));
         Value centered =
-            arith::SubFOp::create(b, loc, widened(b, loc, x[0]), x[1]);
+            arith::SubFOp::create(b, loc, widened(b, loc, x[0]), mean);
         return {arith::MulFOp::create(b, loc, centered, centered)};
-      });
-  if (!wide)
-    return {mean, squares};
-  Operand narrowMean{kb.scratch(ns.statisticShape(), element), ns.statisticId};
-  Operand narrowSquares{kb.scratch(ns.statisticShape(), element),
-                        ns.statisticId};
-  perStatistic(
-      kb, ns, {mean.buffer, squares.buffer},
-      {narrowMean.buffer, narrowSquares.buffer},
-      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        return {arith::TruncFOp::create(b, loc, element, x[0]),
-                arith::TruncFOp::create(b, loc, element, x[1])};
-      });
-  return {narrowMean, narrowSquares};
+      },
+      /*zeroed=*/true);
+  return moments;
+}
+
+/// sum / count, rounded to `element` (the mean of sumMoments).
+Value meanOf(OpBuilder &b, Location loc, Value sum, double count,
+             Type element) {
+  Value mean = arith::DivFOp::create(b, loc, sum,
+                                     constant(b, loc, sum.getType(), count));
+  return mean.getType() == element
+             ? mean
+             : Value(arith::TruncFOp::create(b, loc, element, mean));
+}
+
+/// The sum of squared deviations, rounded to `element`.
+Value squaresOf(OpBuilder &b, Location loc, Value squares, Type element) {
+  return squares.getType() == element
+             ? squares
+             : Value(arith::TruncFOp::create(b, loc, element, squares));
 }
 
 /// squares / count: the biased variance.
@@ -160,19 +189,27 @@ Value inverseStdOf(OpBuilder &b, Location loc, Value variance, double epsilon) {
 }
 
 /// Means and inverse standard deviations of `input` per statistic, in two
-/// new scratch buffers.
+/// new scratch buffers of its compute type (`wide` and `alsoZero` as
+/// sumMoments).
 std::pair<Operand, Operand> meanAndInverseStd(KernelBuilder &kb,
                                               const NormSpace &ns,
                                               Operand input, double epsilon,
-                                              bool wide = false) {
-  auto [mean, squares] = moments(kb, ns, input, wide);
+                                              bool wide = false,
+                                              ArrayRef<Operand> alsoZero = {}) {
+  Type element = kb.computeType(elementOf(input));
+  Moments moments = sumMoments(kb, ns, input, wide, alsoZero);
+  Operand mean{kb.scratch(ns.statisticShape(), element), ns.statisticId};
+  Operand inverseStd{kb.scratch(ns.statisticShape(), element), ns.statisticId};
   perStatistic(
-      kb, ns, {}, squares.buffer,
+      kb, ns, {moments.sum.buffer, moments.squares.buffer},
+      {mean.buffer, inverseStd.buffer},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        return {inverseStdOf(b, loc, varianceOf(b, loc, x[0], double(ns.count)),
+        Value squares = squaresOf(b, loc, x[1], element);
+        return {meanOf(b, loc, x[0], moments.count, element),
+                inverseStdOf(b, loc, varianceOf(b, loc, squares, moments.count),
                              epsilon)};
       });
-  return {mean, squares};
+  return {mean, inverseStd};
 }
 
 /// (x - mean) * inverseStd from the elements of x, mean, inverseStd.
@@ -347,10 +384,12 @@ LogicalResult buildLayerNormBackward(KernelBuilder &kb) {
   Operand dx{kb.output(0, space.shape(ln->tensorId)), ln->tensorId};
   Operand dscale{kb.output(1, space.shape(ln->normalizedId)), ln->normalizedId};
   Operand dbias{kb.output(2, space.shape(ln->normalizedId)), ln->normalizedId};
-  auto [mean, inverseStd] = meanAndInverseStd(kb, *ln, input, epsilon);
   Operand sumGrad{kb.scratch(ln->statisticShape(), element), ln->statisticId};
   Operand sumGradNormalized{kb.scratch(ln->statisticShape(), element),
                             ln->statisticId};
+  auto [mean, inverseStd] =
+      meanAndInverseStd(kb, *ln, input, epsilon, /*wide=*/false,
+                        /*alsoZero=*/{sumGrad, sumGradNormalized});
   double count = double(ln->count);
 
   sumPerStatistic(
@@ -360,7 +399,8 @@ LogicalResult buildLayerNormBackward(KernelBuilder &kb) {
         Value g = arith::MulFOp::create(b, loc, x[0], x[2]);
         Value n = normalize(b, loc, x[1], x[3], x[4]);
         return {g, arith::MulFOp::create(b, loc, g, n)};
-      });
+      },
+      /*zeroed=*/true);
   kb.nest(
       space, {dy, input, scale, mean, inverseStd, sumGrad, sumGradNormalized},
       dx, ln->noReduction,
@@ -397,31 +437,35 @@ LogicalResult buildBatchNormTraining(KernelBuilder &kb) {
   BatchNormOperands operands(kb, *bn);
   Value newMean = kb.output(1, bn->statisticShape());
   Value newVar = kb.output(2, bn->statisticShape());
-  auto [mean, squares] = moments(kb, *bn, operands.input, /*wide=*/true);
-  double count = double(bn->count);
+  Moments moments = sumMoments(kb, *bn, operands.input, /*wide=*/true);
+  double count = moments.count;
+  Type element = kb.computeType(elementOf(operands.input));
+  Value mean = kb.scratch(bn->statisticShape(), element);
 
-  // ONNX's momentum convention; the running variance takes the unbiased
-  // batch variance, squares / (count - 1), as the reference does.
+  // The batch mean, the output's factor and the running statistics: ONNX's
+  // momentum convention; the running variance takes the unbiased batch
+  // variance, squares / (count - 1), as the reference does.
   perStatistic(
       kb, *bn,
-      {mean.buffer, squares.buffer, operands.scale, operands.mean,
-       operands.var},
-      {operands.factor, newMean, newVar},
+      {moments.sum.buffer, moments.squares.buffer, operands.scale,
+       operands.mean, operands.var},
+      {mean, operands.factor, newMean, newVar},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        Type type = x[0].getType();
-        auto c = [&](double value) { return constant(b, loc, type, value); };
+        auto c = [&](double value) { return constant(b, loc, element, value); };
         auto update = [&](Value running, Value batch) {
           return arith::AddFOp::create(
               b, loc, arith::MulFOp::create(b, loc, c(*momentum), running),
               arith::MulFOp::create(b, loc, c(1.0 - *momentum), batch));
         };
+        Value batchMean = meanOf(b, loc, x[0], count, element);
+        Value squares = squaresOf(b, loc, x[1], element);
         Value inverseStd =
-            inverseStdOf(b, loc, varianceOf(b, loc, x[1], count), epsilon);
-        Value unbiased = arith::DivFOp::create(b, loc, x[1], c(count - 1.0));
-        return {arith::MulFOp::create(b, loc, x[2], inverseStd),
-                update(x[3], x[0]), update(x[4], unbiased)};
+            inverseStdOf(b, loc, varianceOf(b, loc, squares, count), epsilon);
+        Value unbiased = arith::DivFOp::create(b, loc, squares, c(count - 1.0));
+        return {batchMean, arith::MulFOp::create(b, loc, x[2], inverseStd),
+                update(x[3], batchMean), update(x[4], unbiased)};
       });
-  scaleAndShift(kb, *bn, operands, mean.buffer);
+  scaleAndShift(kb, *bn, operands, mean);
   return success();
 }
 
@@ -461,9 +505,10 @@ LogicalResult buildBatchNormTrainingBackward(KernelBuilder &kb) {
   Operand dx{kb.output(0, tensor), bn->tensorId};
   Operand dscale{kb.output(1, channels), channel};
   Operand dbias{kb.output(2, channels), channel};
-  // The forward pass's statistics (f64 sums, see moments).
-  auto [mean, inverseStd] =
-      meanAndInverseStd(kb, *bn, input, epsilon, /*wide=*/true);
+  // The forward pass's statistics (f64 sums, see sumMoments); the nest
+  // that zeroes their sums zeroes dbias and dscale too.
+  auto [mean, inverseStd] = meanAndInverseStd(
+      kb, *bn, input, epsilon, /*wide=*/true, /*alsoZero=*/{dbias, dscale});
   double count = double(bn->count);
 
   sumPerStatistic(
@@ -471,7 +516,8 @@ LogicalResult buildBatchNormTrainingBackward(KernelBuilder &kb) {
       [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         Value n = normalize(b, loc, x[1], x[2], x[3]);
         return {x[0], arith::MulFOp::create(b, loc, x[0], n)};
-      });
+      },
+      /*zeroed=*/true);
   kb.nest(
       bn->space, {dy, input, scale, mean, inverseStd, dbias, dscale}, dx,
       bn->noReduction,
