@@ -183,6 +183,40 @@ LogicalResult importGather(NodeImporter &n) {
   auto axis = n.normalizeAxis(axisValue, type->getRank());
   if (failed(axis))
     return failure();
+  // Constant indices that pick one position, or evenly spaced ones
+  // (torch's qkv[0], x[:, 2], x[:, ::2] exports): a strided slice, which
+  // moves the elements as a view does and differentiates to zeros plus a
+  // copy, where a gather sums over every position of the axis.
+  if (indices && (indices->shape.empty() || indices->shape.size() == 1)) {
+    int64_t size = type->getDimSize(*axis);
+    SmallVector<int64_t> positions;
+    for (int64_t index : indices->ints)
+      positions.push_back(index < 0 ? index + size : index);
+    int64_t step = positions.size() > 1 ? positions[1] - positions[0] : 1;
+    bool strided = !positions.empty() && type->hasStaticShape() && step >= 1;
+    for (size_t i = 0; strided && i < positions.size(); ++i)
+      strided = positions[i] >= 0 && positions[i] < size &&
+                positions[i] == positions[0] + int64_t(i) * step;
+    if (strided) {
+      auto data = n.input(0);
+      if (failed(data))
+        return failure();
+      auto slice = sliceAxis(n, *data, *axis, positions.front(),
+                             positions.back() + 1, step);
+      if (failed(slice))
+        return failure();
+      if (indices->shape.empty()) {
+        SmallVector<int64_t> shape(type->getShape());
+        shape.erase(shape.begin() + *axis);
+        slice =
+            n.create<graph::ReshapeOp>({*slice}, {n.arrayAttr("shape", shape)});
+        if (failed(slice))
+          return failure();
+      }
+      n.setOutput(0, *slice);
+      return success();
+    }
+  }
   auto indexValue = n.input(1);
   if (failed(indexValue))
     return failure();
