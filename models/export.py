@@ -260,7 +260,7 @@ def torchvision_classifier(name, **kwargs):
 # 299 px.
 TORCHVISION = ["mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_x0_5",
                "squeezenet1_0", "mnasnet0_5", "efficientnet_b0", "regnet_x_400mf",
-               "regnet_y_400mf"]
+               "regnet_y_400mf", "convnext_tiny", "swin_t"]
 
 
 @dataclass
