@@ -47,8 +47,12 @@ DictionaryAttr opAttributes(Operation *op) {
 }
 
 /// For an optimizer update: result index -> the operand holding the state
-/// that result replaces (param -> new_param, buffer -> new buffer, ...).
+/// that result replaces (param -> new_param, buffer -> new buffer, ...);
+/// for a batch norm in training, its running statistics (every backend
+/// may write them in place: lib/Runtime/kernels/README.md, Aliasing).
 std::optional<unsigned> updatedOperand(Operation *op, unsigned result) {
+  if (isa<graph::BatchNormTrainingOp>(op) && (result == 1 || result == 2))
+    return result + 2; // running_mean = 3, running_var = 4
   if (isa<graph::SgdUpdateOp>(op))
     return result == 0 ? 0u : 4u;
   if (isa<graph::AdamUpdateOp>(op))

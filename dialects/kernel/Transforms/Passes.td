@@ -13,8 +13,9 @@ def LowerToKernelPass : Pass<"trainc-lower-to-kernel", "mlir::ModuleOp"> {
 
     * Arguments become buffers of the same shape. A result that replaces an
       argument (`graph.updates`) is written into that argument's buffer: in
-      place when an optimizer update is the last reader of its state,
-      otherwise by a final `runtime.copy`. Every other result (the loss,
+      place when an optimizer update (or a batch norm in training, for its
+      running statistics) is the last reader of its state, otherwise by a
+      final `runtime.copy`. Every other result (the loss,
       @eval's outputs) becomes an extra output argument the caller provides.
     * Each graph op becomes one launch writing fresh `kernel.alloc` buffers;
       `graph.constant` becomes `kernel.constant`; `graph.reshape` and

@@ -1,9 +1,10 @@
 // --trainc-lower-to-kernel: graph ops become launches on buffers; results
-// that replace arguments land in them (in place for optimizer updates that
-// read the state last, by a final copy otherwise); other results become
-// output arguments.
+// that replace arguments land in them (in place for optimizer updates and
+// batch norms' running statistics that read the state last, by a final
+// copy otherwise); other results become output arguments.
 // RUN: trainc-opt %s --trainc-lower-to-kernel | FileCheck %s
 // RUN: trainc-opt %s --trainc-lower-to-kernel=functions=views | FileCheck %s --check-prefix=VIEWS
+// RUN: trainc-opt %s --trainc-lower-to-kernel=functions=norm | FileCheck %s --check-prefix=NORM
 
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[X:.*]]: memref<2x3xf32> {graph.name = "x", graph.role = "input"},
@@ -72,4 +73,26 @@ func.func @views(%w: tensor<2x3xf32> {graph.name = "w", graph.role = "parameter"
   %nw = graph.sgd_update %w, %w, %lr, %step : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<i64>) -> tensor<2x3xf32>
   %y = graph.neg %v : tensor<6xf32>
   return %y, %nw : tensor<6xf32>, tensor<2x3xf32>
+}
+
+// A batch norm in training, the last reader of its running statistics,
+// writes the new ones in place (every backend may: the kernels' aliasing
+// contract); only the output y is copied out.
+// NORM-LABEL: func.func @norm(
+// NORM-SAME: %[[X:[^:]*]]: memref<4x3x8x8xf32>
+// NORM-SAME: %[[C:[^:]*]]: memref<3xf32>
+// NORM-SAME: %[[M:[^:]*]]: memref<3xf32>
+// NORM-SAME: %[[V:[^:]*]]: memref<3xf32>
+// NORM: kernel.launch "graph.batch_norm_training"(%[[X]], %[[C]], %[[C]], %[[M]], %[[V]]) -> (%{{.*}}, %[[M]], %[[V]])
+// NORM-NEXT: kernel.launch "runtime.copy"({{.*}} : (memref<4x3x8x8xf32>) -> memref<4x3x8x8xf32>
+// NORM-NOT: runtime.copy
+func.func @norm(%x: tensor<4x3x8x8xf32> {graph.name = "x", graph.role = "input"},
+                %c: tensor<3xf32> {graph.name = "c", graph.role = "parameter"},
+                %m: tensor<3xf32> {graph.name = "m", graph.role = "state"},
+                %v: tensor<3xf32> {graph.name = "v", graph.role = "state"})
+    -> (tensor<4x3x8x8xf32> {graph.name = "y"},
+        tensor<3xf32> {graph.name = "m", graph.role = "state", graph.updates = 2 : i64},
+        tensor<3xf32> {graph.name = "v", graph.role = "state", graph.updates = 3 : i64}) {
+  %y, %nm, %nv = graph.batch_norm_training %x, %c, %c, %m, %v {epsilon = 1.0e-5, momentum = 0.9} : (tensor<4x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %y, %nm, %nv : tensor<4x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>
 }
