@@ -167,6 +167,7 @@ using HandlerTable = llvm::StringMap<NodeHandler>;
 void registerElementwiseHandlers(HandlerTable &table);
 void registerShapeHandlers(HandlerTable &table);
 void registerPadHandler(HandlerTable &table);
+void registerGatherHandlers(HandlerTable &table);
 void registerResizeHandler(HandlerTable &table);
 void registerCompositeHandlers(HandlerTable &table);
 void registerEinsumHandler(HandlerTable &table);
