@@ -9,7 +9,7 @@ Run with Debian's interpreter (torch 1.13, torchvision 0.14, onnx 1.12):
       constant folding, so initializer names are the PyTorch state_dict names and
       BatchNorm keeps its training form.
 
-  /usr/bin/python3 models/export.py reference --model NAME --onnx FILE --out DIR
+  /usr/bin/python3 models/export.py reference --model NAME --onnx FILE --out DIR [--no-autocast]
       Rebuild the torch module, load its weights from FILE's initializers by
       name, and write PyTorch's results (loss, gradients, 3 steps of SGD with
       momentum and of AdamW) in fp32/ and fp64/, the losses of the same steps
@@ -681,6 +681,8 @@ def main(argv=None):
     p.add_argument("--model", required=True, choices=list(SPECS))
     p.add_argument("--onnx", required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--no-autocast", action="store_true",
+                   help="skip the torch.autocast bf16 steps (no test of the model reads them)")
     p = sub.add_parser("all", help="onnx + reference for every model into DIR")
     p.add_argument("--out", required=True)
     p = sub.add_parser("info", help="summarize ONNX files")
@@ -689,7 +691,7 @@ def main(argv=None):
     if a.cmd == "onnx":
         cmd_onnx(a.out, a.only)
     elif a.cmd == "reference":
-        cmd_reference(a.model, a.onnx, a.out)
+        cmd_reference(a.model, a.onnx, a.out, autocast_bf16=not a.no_autocast)
     elif a.cmd == "all":
         cmd_all(a.out)
     else:
