@@ -15,15 +15,17 @@
 #include "dialects/kernel/KernelOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <set>
-#include <tuple>
 #include <vector>
 
 namespace trainc {
@@ -58,6 +60,26 @@ int64_t trainStepArena(mlir::ModuleOp module) {
       step ? step->getAttrOfType<mlir::IntegerAttr>(kernel::kArenaSizeAttrName)
            : nullptr;
   return size ? size.getInt() : 0;
+}
+
+/// What a recomputation plan is: a hash of @gradients' body as printed
+/// after --trainc-remat (not of its attributes, which name the target).
+/// Two targets often reach the same plan, which need not be lowered
+/// twice; but plans alike in flops, ops and graph peak can differ (the
+/// Transformer's layers are interchangeable, and recomputing in one or
+/// another plans arenas 0.2 MB apart), so those are no key.
+uint64_t planFingerprint(mlir::ModuleOp rematted) {
+  auto gradients = rematted.lookupSymbol<mlir::func::FuncOp>("gradients");
+  if (!gradients || gradients.getBody().empty())
+    return 0;
+  std::string text;
+  llvm::raw_string_ostream stream(text);
+  mlir::AsmState names(gradients);
+  for (mlir::Operation &op : gradients.getBody().front()) {
+    op.print(stream, names);
+    stream << '\n';
+  }
+  return llvm::xxh3_64bits(text);
 }
 
 using Lowering =
@@ -163,19 +185,16 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
   };
   // The plan lowered: its planned arena, or -1 if the pipeline failed.
   // Plans already lowered (the same recomputation reached from two
-  // targets) are known by what they recompute and the peak they reach.
+  // targets) are known by their fingerprint.
   int64_t smallest = report.unconstrained;
-  std::set<std::tuple<double, int64_t, int64_t>> lowered;
-  auto seen = [&](const BudgetReport &record) {
-    return !lowered
-                .insert({record.recomputedFlops, record.recomputedOps,
-                         record.graphPeakAfter})
-                .second;
+  std::set<uint64_t> lowered;
+  auto seen = [&](const Plan &candidate) {
+    return !lowered.insert(planFingerprint(*candidate.rematted)).second;
   };
   auto lowerPlan = [&](Plan &candidate,
                        mlir::OwningOpRef<mlir::ModuleOp> &result) {
     ++report.attempts;
-    seen(candidate.record);
+    seen(candidate);
     result =
         loweredRecomputed(*candidate.rematted, lower, budget.scheduleMemory);
     if (!result)
@@ -260,7 +279,7 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
     const BudgetReport &record = candidate.record;
     if (best && record.recomputedFlops >= best->recomputedFlops)
       break;
-    if (seen(record))
+    if (seen(candidate))
       continue;
     mlir::OwningOpRef<mlir::ModuleOp> result;
     int64_t arena = lowerPlan(candidate, result);

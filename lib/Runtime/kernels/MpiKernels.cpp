@@ -444,12 +444,20 @@ struct WaitKernel final : BucketKernel {
     if (!ok)
       return false;
     const float *staging = static_cast<const float *>(inputs[0]);
-    float scale = 1.0f / static_cast<float>(communicator->size());
+    int processes = communicator->size();
+    float scale = 1.0f / static_cast<float>(processes);
     size_t offset = 0;
     for (size_t i = 0; i < elements.size(); ++i) {
       float *out = static_cast<float *>(outputs[i]);
-      for (size_t k = 0; k < elements[i]; ++k)
-        out[k] = staging[offset + k] * scale;
+      if (processes == 1) {
+        // The sum over one process is the mean: only unpack (a gradient
+        // reduced in place is already where it belongs).
+        if (out != staging + offset)
+          std::memcpy(out, staging + offset, elements[i] * sizeof(float));
+      } else {
+        for (size_t k = 0; k < elements[i]; ++k)
+          out[k] = staging[offset + k] * scale;
+      }
       offset += elements[i];
     }
     return true;
