@@ -601,7 +601,15 @@ int runCompileCommand(const CompileCommandOptions &options) {
   }
   if (options.stats) {
     printStats(module, *imported, precisionStats);
-    if (budget && budgetReport.attempts == 0)
+    if (budget && budgetReport.attempts == 0 &&
+        budgetReport.functionsRecomputed)
+      llvm::outs() << llvm::formatv(
+          "  --memory-budget {0}: {1} bytes; @train_step's arena fits with "
+          "the elementwise functions the backward pass reads recomputed in "
+          "it: {2} bytes ({3} without)\n",
+          options.memoryBudget, budgetReport.budget, budgetReport.arena,
+          budgetReport.unconstrained);
+    else if (budget && budgetReport.attempts == 0)
       llvm::outs() << llvm::formatv(
           "  --memory-budget {0}: {1} bytes; @train_step's arena fits "
           "without recomputation ({2} bytes)\n",
@@ -609,14 +617,15 @@ int runCompileCommand(const CompileCommandOptions &options) {
     else if (budget)
       llvm::outs() << llvm::formatv(
           "  --memory-budget {0}: {1} bytes; @train_step arena {2} bytes "
-          "without recomputation, {3} bytes planned ({4} lowerings); "
+          "without recomputation, {11} bytes with the elementwise functions "
+          "recomputed, {3} bytes planned ({4} lowerings); "
           "@gradients' live-bytes peak {5} -> {6}; {7} ops recomputed, "
           "{8:F1} MFLOP per step (--remat-solver {9}: {10})\n",
           options.memoryBudget, budgetReport.budget, budgetReport.unconstrained,
           budgetReport.arena, budgetReport.attempts + 1,
           budgetReport.graphPeakBefore, budgetReport.graphPeakAfter,
           budgetReport.recomputedOps, budgetReport.recomputedFlops / 1e6,
-          options.rematSolver, budgetReport.solver);
+          options.rematSolver, budgetReport.solver, budgetReport.withFunctions);
   }
   CodegenOptions codegen;
   codegen.cpu = options.cpu;

@@ -85,11 +85,18 @@ uint64_t planFingerprint(mlir::ModuleOp rematted) {
 using Lowering =
     llvm::function_ref<void(mlir::OpPassManager &, bool scheduleMemory)>;
 
-/// `module` lowered; null if the pipeline failed.
+/// `module` lowered, the elementwise functions first recomputed where the
+/// backward pass reads them (--trainc-remat-elementwise functions=true)
+/// if `functions`; null if the pipeline failed.
 mlir::OwningOpRef<mlir::ModuleOp> lowered(mlir::ModuleOp module, Lowering lower,
-                                          bool scheduleMemory) {
+                                          bool scheduleMemory, bool functions) {
   mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
   mlir::PassManager pm(module.getContext());
+  if (functions) {
+    graph::RematElementwisePassOptions elementwise;
+    elementwise.functions = true;
+    pm.addPass(graph::createRematElementwisePass(elementwise));
+  }
   lower(pm, scheduleMemory);
   if (mlir::failed(pm.run(*copy)))
     return nullptr;
@@ -101,12 +108,16 @@ mlir::OwningOpRef<mlir::ModuleOp> lowered(mlir::ModuleOp module, Lowering lower,
 /// graph's recomputation plan assumes is autodiff's; reordering helps it
 /// at some targets and undoes it at others (a copy moved up to where its
 /// operands are ready lives as long as the value it replaced).
-mlir::OwningOpRef<mlir::ModuleOp>
-loweredRecomputed(mlir::ModuleOp module, Lowering lower, bool scheduleMemory) {
-  mlir::OwningOpRef<mlir::ModuleOp> inOrder = lowered(module, lower, false);
+mlir::OwningOpRef<mlir::ModuleOp> loweredRecomputed(mlir::ModuleOp module,
+                                                    Lowering lower,
+                                                    bool scheduleMemory,
+                                                    bool functions) {
+  mlir::OwningOpRef<mlir::ModuleOp> inOrder =
+      lowered(module, lower, false, functions);
   if (!scheduleMemory || !inOrder)
     return inOrder;
-  mlir::OwningOpRef<mlir::ModuleOp> reordered = lowered(module, lower, true);
+  mlir::OwningOpRef<mlir::ModuleOp> reordered =
+      lowered(module, lower, true, functions);
   if (reordered && trainStepArena(*reordered) < trainStepArena(*inOrder))
     return reordered;
   return inOrder;
@@ -154,7 +165,7 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
                                       Lowering lower, BudgetReport &report,
                                       std::string &error) {
   mlir::OwningOpRef<mlir::ModuleOp> plain =
-      lowered(module, lower, budget.scheduleMemory);
+      lowered(module, lower, budget.scheduleMemory, false);
   if (!plain) {
     error = "the kernel pipeline failed";
     return mlir::failure();
@@ -172,6 +183,23 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
     adopt(plain);
     return mlir::success();
   }
+  // The budget binds. First lever, in every plan below: the elementwise
+  // functions the backward pass reads (GELU's erf, sigmoid, tanh) are
+  // recomputed in its fused kernels rather than stored, a little
+  // arithmetic for a full-size buffer each (the Transformer at batch 16:
+  // arena 24.1 -> 19.9 MB, step time within noise on a Sapphire Rapids).
+  mlir::OwningOpRef<mlir::ModuleOp> withFunctions =
+      lowered(module, lower, budget.scheduleMemory, true);
+  if (!withFunctions) {
+    error = "the kernel pipeline failed";
+    return mlir::failure();
+  }
+  report.functionsRecomputed = true;
+  report.withFunctions = trainStepArena(*withFunctions);
+  if (report.withFunctions <= report.budget) {
+    adopt(withFunctions);
+    return mlir::success();
+  }
   // A plan: recomputation to a graph target, what it recorded, and the
   // module after it (not yet lowered).
   struct Plan {
@@ -186,7 +214,7 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
   // The plan lowered: its planned arena, or -1 if the pipeline failed.
   // Plans already lowered (the same recomputation reached from two
   // targets) are known by their fingerprint.
-  int64_t smallest = report.unconstrained;
+  int64_t smallest = std::min(report.unconstrained, report.withFunctions);
   std::set<uint64_t> lowered;
   auto seen = [&](const Plan &candidate) {
     return !lowered.insert(planFingerprint(*candidate.rematted)).second;
@@ -195,8 +223,8 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
                        mlir::OwningOpRef<mlir::ModuleOp> &result) {
     ++report.attempts;
     seen(candidate);
-    result =
-        loweredRecomputed(*candidate.rematted, lower, budget.scheduleMemory);
+    result = loweredRecomputed(*candidate.rematted, lower,
+                               budget.scheduleMemory, true);
     if (!result)
       return int64_t(-1);
     int64_t arena = trainStepArena(*result);

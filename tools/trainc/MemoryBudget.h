@@ -41,16 +41,23 @@ struct BudgetReport {
   double recomputedFlops = 0;
   std::string solver; // the one whose plan was kept
   int attempts = 0;
+  /// Whether the elementwise functions the backward pass reads are
+  /// recomputed (in every plan once the budget binds), and the arena that
+  /// alone plans.
+  bool functionsRecomputed = false;
+  int64_t withFunctions = 0;
 };
 
 /// Lowers `module` (after the training pipeline) with `lower` (the kernel
 /// pipeline, with or without --trainc-schedule-memory) so that
 /// @train_step's planned arena is at most the budget: without
-/// recomputation if it fits, else the fitting plan with the fewest
-/// recomputed flops among: --trainc-remat on @gradients with a target
-/// lowered by what each planned arena is over, recomputation's limit, and
-/// targets at tenths between the graph's peak and that limit. Fails with
-/// `error` naming the smallest arena recomputation reaches when even that
+/// recomputation if it fits, else with the elementwise functions the
+/// backward pass reads recomputed (--trainc-remat-elementwise
+/// functions=true) if that fits, else, those recomputed too, the fitting
+/// plan with the fewest recomputed flops among: --trainc-remat on @gradients
+/// with a target lowered by what each planned arena is over, recomputation's
+/// limit, and targets at tenths between the graph's peak and that limit. Fails
+/// with `error` naming the smallest arena recomputation reaches when even that
 /// does not fit; `module` is then unchanged.
 mlir::LogicalResult lowerWithinBudget(
     mlir::ModuleOp module, const MemoryBudget &budget,

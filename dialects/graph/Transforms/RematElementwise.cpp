@@ -53,11 +53,15 @@ bool isWidening(Operation *op) {
                        getElementTypeOrSelf(cast.getResult().getType()));
 }
 
+/// The elementwise functions: recomputed only with `functions=true`.
+bool isFunction(Operation *op) {
+  return isa_and_nonnull<ExpOp, ErfOp, TanhOp, SigmoidOp, SqrtOp, AbsOp, ReluOp,
+                         SinOp, CosOp, SoftplusOp>(op);
+}
+
 /// Ops that fuse with their neighbours into one generated loop nest.
 bool fusesWithNeighbours(Operation *op) {
-  return isCheap(op) || matchPattern(op, m_Constant()) ||
-         isa<ExpOp, ErfOp, TanhOp, SigmoidOp, SqrtOp, AbsOp, ReluOp, SinOp,
-             CosOp, SoftplusOp>(op);
+  return isCheap(op) || matchPattern(op, m_Constant()) || isFunction(op);
 }
 
 /// How many recomputed ops a chain may have.
@@ -65,6 +69,16 @@ constexpr int kMaxChain = 4;
 
 struct RematElementwisePass
     : trainc::graph::impl::RematElementwisePassBase<RematElementwisePass> {
+  using Base::Base;
+
+  /// What this run recomputes for a reader: cheap arithmetic, and the
+  /// elementwise functions with `functions=true`.
+  bool recomputes(Operation *op) const {
+    return isCheap(op) ||
+           (functions && isFunction(op) &&
+            isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())));
+  }
+
   void runOnOperation() override {
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isExternal())
@@ -96,11 +110,11 @@ struct RematElementwisePass
   /// Whether `value` is available at `at` without keeping anything alive
   /// longer: a constant, an argument, a value read near `at`, or one
   /// recomputable from such values by at most `budget` more cheap ops.
-  static bool available(Value value, Operation *at, int &budget) {
+  bool available(Value value, Operation *at, int &budget) const {
     Operation *def = value.getDefiningOp();
     if (!def || matchPattern(def, m_Constant()) || readNear(value, at))
       return true;
-    if (!isCheap(def) || --budget < 0)
+    if (!recomputes(def) || --budget < 0)
       return false;
     return llvm::all_of(def->getOperands(),
                         [&](Value v) { return available(v, at, budget); });
@@ -154,7 +168,7 @@ struct RematElementwisePass
     bool changed = false;
     for (Value operand : llvm::to_vector(reader->getOperands())) {
       Operation *def = operand.getDefiningOp();
-      if (!isCheap(def) || (!isCheap(reader) && !isWidening(def)) ||
+      if (!recomputes(def) || (!recomputes(reader) && !isWidening(def)) ||
           def->getBlock() != reader->getBlock() || !far(def, reader))
         continue;
       int budget = kMaxChain - 1;

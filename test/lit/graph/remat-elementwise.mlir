@@ -2,6 +2,7 @@
 // pass reads is recomputed next to its reader from values that are there
 // anyway, so the forward kernel need not store it.
 // RUN: trainc-opt %s --trainc-remat-elementwise -split-input-file | FileCheck %s
+// RUN: trainc-opt %s --trainc-remat-elementwise=functions=true -split-input-file | FileCheck %s --check-prefix=FN
 
 // GELU as PyTorch exports it, then a product, then its gradient. h comes
 // from a product, so it stays stored (the gradient reads it); s = h / sqrt 2
@@ -17,6 +18,15 @@
 // CHECK-NEXT: %[[S2:.*]] = graph.div %[[H]], %[[C]] :
 // CHECK-NEXT: %[[SS:.*]] = graph.mul %[[S2]], %[[S2]]
 // CHECK-NEXT: graph.mul %[[SS]], %[[H]]
+// With functions=true (--memory-budget, once the budget binds), e is
+// recomputed from h too, erf and all, right before the gradient reads it.
+// FN-LABEL: func.func @gelu
+// FN: %[[H:.*]] = graph.add %{{.*}}, %arg1
+// FN: %[[DY:.*]] = graph.matmul
+// FN-NEXT: %[[S2:.*]] = graph.div %[[H]], %{{.*}} :
+// FN-NEXT: %[[R2:.*]] = graph.erf %[[S2]]
+// FN-NEXT: %[[E2:.*]] = graph.add %[[R2]]
+// FN-NEXT: graph.mul %[[DY]], %[[E2]]
 func.func @gelu(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %c = graph.constant dense<1.41421354> : tensor<f32>
   %one = graph.constant dense<1.0> : tensor<f32>
