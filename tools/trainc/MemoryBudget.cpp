@@ -3,10 +3,12 @@
 // --trainc-remat lowers the peak of live bytes the graph shows; the arena
 // the kernel pipeline plans differs (fused elementwise chains store no
 // intermediates, buffers are padded, updates are scheduled early). So the
-// budget is met by measurement: lower with a graph target, read the
-// planned arena, and lower the target by what the arena is over, until it
-// fits or recomputation can do no more; then try the cheaper plans of a
-// sweep of targets, and keep the fitting plan with the fewest flops.
+// budget is met by measurement: once it binds, recompute the elementwise
+// functions the backward pass reads (GELU's erf) in its fused kernels;
+// if that is not enough, lower with a graph target, read the planned
+// arena, and lower the target by what the arena is over, until it fits or
+// recomputation can do no more; then try the cheaper plans of a sweep of
+// targets, and keep the fitting plan with the fewest flops.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/trainc/MemoryBudget.h"
