@@ -208,6 +208,64 @@ TEST_CASE("dnnl bf16 convolution gradients agree with the f32 reference",
     }
 }
 
+TEST_CASE("dnnl bf16 convolutions over small planes: bias and a fused ReLU",
+          "[dnnl][conv][bf16]") {
+  // Output planes of at most 4 positions run as one matmul over all
+  // images (batchedConv): its bias is a broadcast row and the ReLU of
+  // --trainc-fuse-activations a post-op, applied after the bias. All taps
+  // live, 1 of 9 live, and stride 2.
+  if (!dnnlRunsBf16()) {
+    WARN("skipped: oneDNN runs no bf16 primitives on this CPU");
+    return;
+  }
+  using D = DType;
+  for (const ConvCase &c : {ConvCase{D::BF16,
+                                     {8, 16, 2, 2},
+                                     {24, 16, 3, 3},
+                                     {1, 1},
+                                     {1, 1, 1, 1},
+                                     {1, 1},
+                                     1},
+                            ConvCase{D::BF16,
+                                     {4, 8, 1, 1},
+                                     {16, 8, 3, 3},
+                                     {1, 1},
+                                     {1, 1, 1, 1},
+                                     {1, 1},
+                                     1},
+                            ConvCase{D::BF16,
+                                     {3, 6, 4, 4},
+                                     {8, 6, 3, 3},
+                                     {2, 2},
+                                     {1, 1, 1, 1},
+                                     {1, 1},
+                                     1}})
+    for (bool relu : {false, true}) {
+      OpCase op = c.ops(true)[0];
+      if (relu)
+        op.attributes.push_back(flag("post_relu", true));
+      OpCase f32 = c.ops(true)[0];
+      for (size_t i = 0; i < f32.inputs.size(); ++i) {
+        f32.inputs[i] = op.inputs[i];
+        f32.inputs[i].dtype = D::F32;
+      }
+      f32.results[0].dtype = D::F32;
+      INFO(c.describe() << (relu ? " + relu" : "") << "\n"
+                        << descriptor(op, "dnnl"));
+      RuntimeRun reference = runKernel(f32, "reference");
+      RuntimeRun dnnl = runKernel(op, "dnnl");
+      REQUIRE(reference.ok);
+      INFO(dnnl.error);
+      REQUIRE(dnnl.ok);
+      HostTensor want = reference.outputs[0];
+      want.dtype = D::BF16;
+      if (relu)
+        for (double &value : want.data)
+          value = std::max(value, 0.0);
+      checkClose(dnnl.outputs[0], want, 1e-2);
+    }
+}
+
 TEST_CASE("dnnl kernels give the same bits every run at one thread count",
           "[dnnl][determinism]") {
   std::vector<OpCase> ops;

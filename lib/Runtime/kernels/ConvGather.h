@@ -4,8 +4,8 @@
 // element each kernel tap reads at each output position (forEachTapRun),
 // and BatchedConv, which gathers a conv over small output planes into one
 // GEMM over all images. Shared by the openblas backend (im2col / col2im,
-// and BatchedConv with OpenBLAS's GEMM) and the dnnl backend (the bf16
-// weight gradient over small planes as one oneDNN matmul).
+// and BatchedConv with OpenBLAS's GEMM) and the dnnl backend (bf16 convs
+// and their gradients over small planes as one oneDNN matmul).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRAINC_LIB_RUNTIME_KERNELS_CONVGATHER_H
@@ -225,6 +225,61 @@ template <typename T> struct BatchedConv {
         T shift = bias ? bias[g * mg + m] : T(0);
         for (int64_t p = 0; p < plane; ++p)
           to[m * plane + p] = from[p] + shift;
+      }
+    }
+  }
+
+  // The transposed forms (a column per row: [N * plane, ...]), where the
+  // GEMMs are rows^T = cols^T . W^T (forward) and cols^T = rows^T . W
+  // (input gradient), so every operand of the matrix product is row-major
+  // or, for W^T, a transposed weight matrix (oneDNN's matmul and its bias
+  // broadcast along the columns).
+
+  /// rows^T [N * plane, mg] <- group g of y [N, M, ...] (an output
+  /// gradient).
+  void gatherOutputTransposed(const T *y, int64_t g) {
+#pragma omp parallel for schedule(static) if (parallel(mg * columns))
+    for (int64_t n = 0; n < conv.batch; ++n) {
+      const T *from = y + (n * conv.outChannels + g * mg) * plane;
+      T *to = rows + n * plane * mg;
+      for (int64_t m = 0; m < mg; ++m)
+        for (int64_t p = 0; p < plane; ++p)
+          to[p * mg + m] = from[m * plane + p];
+    }
+  }
+
+  /// Group g of y [N, M, ...] <- rows^T [N * plane, mg].
+  void scatterOutputTransposed(int64_t g, T *y) const {
+#pragma omp parallel for schedule(static) if (parallel(mg * columns))
+    for (int64_t n = 0; n < conv.batch; ++n) {
+      T *to = y + (n * conv.outChannels + g * mg) * plane;
+      const T *from = rows + n * plane * mg;
+      for (int64_t m = 0; m < mg; ++m)
+        for (int64_t p = 0; p < plane; ++p)
+          to[m * plane + p] = from[p * mg + m];
+    }
+  }
+
+  /// Group g of x [N, C, ...] <- sumsT [N * plane, cg * live] summed over
+  /// the taps (the input gradient; overwrites the group's planes). Sums in
+  /// S (the product's type, f32), not in T: a bf16 gradient is rounded
+  /// once, by its caller, after every tap is added.
+  template <typename S>
+  void scatterInputTransposed(const S *sumsT, int64_t g, S *x) const {
+#pragma omp parallel for schedule(static) if (parallel(inner * columns))
+    for (int64_t n = 0; n < conv.batch; ++n) {
+      S *out = x + (n * conv.channels + g * cg) * win.inputPlane;
+      std::fill(out, out + cg * win.inputPlane, S(0));
+      for (int64_t p = 0; p < plane; ++p) {
+        const S *row = sumsT + (n * plane + p) * inner;
+        for (int64_t c = 0; c < cg; ++c) {
+          S *channel = out + c * win.inputPlane;
+          for (int64_t l = 0; l < live; ++l) {
+            int64_t at = offsets[l * plane + p];
+            if (at >= 0)
+              channel[at] += row[c * live + l];
+          }
+        }
       }
     }
   }
