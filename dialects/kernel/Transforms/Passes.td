@@ -180,8 +180,13 @@ def ScheduleMemoryPass : Pass<"trainc-schedule-memory", "mlir::ModuleOp"> {
     one of them writes it; among the launches that are ready, the one that
     adds the fewest live bytes (the arena buffers it is the first to use,
     minus those it is the last to use) runs next, ties in the original
-    order. The new order is kept only if its peak of live arena bytes is
-    lower than the original's. Allocs and views move with the first
+    order. That choice may run a launch early because it adds few bytes
+    even when its result is read much later, so each order (and the
+    original) is also tried with every launch that frees nothing moved down
+    to just before its first reader. The order of the lowest peak of live
+    arena bytes is kept if that peak is lower than the original order's
+    (ResNet-18 at batch 32 with `--amp bf16`: 17.2 -> 15.3 MB; its f32 step
+    is unchanged). Allocs and views move with the first
     launch that uses them; nothing is recomputed and every launch computes
     the same values. A function holding any op other than kernel
     constants, allocs, views and launches is left as it is.
