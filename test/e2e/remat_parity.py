@@ -46,8 +46,8 @@ def main():
                            capture_output=True, text=True)
     line = [l for l in stats.stdout.splitlines() if "--memory-budget" in l]
     recomputed = re.search(r"(\d+) ops recomputed", line[0]) if line else None
-    functions = line and "with the elementwise functions the backward pass " \
-        "reads recomputed" in line[0]
+    functions = line and "with the elementwise functions and parameter " \
+        "copies the backward pass reads recomputed" in line[0]
     print(line[0].strip() if line else stats.stderr)
     if not functions and (not recomputed or int(recomputed.group(1)) == 0):
         print("FAILED: the budget recomputed nothing")

@@ -605,8 +605,8 @@ int runCompileCommand(const CompileCommandOptions &options) {
         budgetReport.functionsRecomputed)
       llvm::outs() << llvm::formatv(
           "  --memory-budget {0}: {1} bytes; @train_step's arena fits with "
-          "the elementwise functions the backward pass reads recomputed in "
-          "it: {2} bytes ({3} without)\n",
+          "the elementwise functions and parameter copies the backward pass "
+          "reads recomputed in it: {2} bytes ({3} without)\n",
           options.memoryBudget, budgetReport.budget, budgetReport.arena,
           budgetReport.unconstrained);
     else if (budget && budgetReport.attempts == 0)
@@ -618,7 +618,8 @@ int runCompileCommand(const CompileCommandOptions &options) {
       llvm::outs() << llvm::formatv(
           "  --memory-budget {0}: {1} bytes; @train_step arena {2} bytes "
           "without recomputation, {11} bytes with the elementwise functions "
-          "recomputed, {3} bytes planned ({4} lowerings); "
+          "and parameter copies recomputed, {3} bytes planned ({4} "
+          "lowerings); "
           "@gradients' live-bytes peak {5} -> {6}; {7} ops recomputed, "
           "{8:F1} MFLOP per step (--remat-solver {9}: {10})\n",
           options.memoryBudget, budgetReport.budget, budgetReport.unconstrained,

@@ -4,7 +4,9 @@
 // the kernel pipeline plans differs (fused elementwise chains store no
 // intermediates, buffers are padded, updates are scheduled early). So the
 // budget is met by measurement: once it binds, recompute the elementwise
-// functions the backward pass reads (GELU's erf) in its fused kernels;
+// functions the backward pass reads (GELU's erf) in its fused kernels, and
+// the copies of parameters it reads (a weight's live-tap slice, its bf16
+// copy), which the graph's liveness does not see at the arena's peak;
 // if that is not enough, lower with a graph target, read the planned
 // arena, and lower the target by what the arena is over, until it fits or
 // recomputation can do no more; then try the cheaper plans of a sweep of
@@ -87,9 +89,10 @@ uint64_t planFingerprint(mlir::ModuleOp rematted) {
 using Lowering =
     llvm::function_ref<void(mlir::OpPassManager &, bool scheduleMemory)>;
 
-/// `module` lowered, the elementwise functions first recomputed where the
-/// backward pass reads them (--trainc-remat-elementwise functions=true)
-/// if `functions`; null if the pipeline failed.
+/// `module` lowered, the elementwise functions and parameter copies first
+/// recomputed where the backward pass reads them
+/// (--trainc-remat-elementwise functions=true parameters=true) if
+/// `functions`; null if the pipeline failed.
 mlir::OwningOpRef<mlir::ModuleOp> lowered(mlir::ModuleOp module, Lowering lower,
                                           bool scheduleMemory, bool functions) {
   mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
@@ -97,6 +100,7 @@ mlir::OwningOpRef<mlir::ModuleOp> lowered(mlir::ModuleOp module, Lowering lower,
   if (functions) {
     graph::RematElementwisePassOptions elementwise;
     elementwise.functions = true;
+    elementwise.parameters = true;
     pm.addPass(graph::createRematElementwisePass(elementwise));
   }
   lower(pm, scheduleMemory);

@@ -41,7 +41,8 @@ struct BudgetReport {
   double recomputedFlops = 0;
   std::string solver; // the one whose plan was kept
   int attempts = 0;
-  /// Whether the elementwise functions the backward pass reads are
+  /// Whether the elementwise functions and the parameter copies (a
+  /// weight's live-tap slice, its bf16 copy) the backward pass reads are
   /// recomputed (in every plan once the budget binds), and the arena that
   /// alone plans.
   bool functionsRecomputed = false;
@@ -51,9 +52,10 @@ struct BudgetReport {
 /// Lowers `module` (after the training pipeline) with `lower` (the kernel
 /// pipeline, with or without --trainc-schedule-memory) so that
 /// @train_step's planned arena is at most the budget: without
-/// recomputation if it fits, else with the elementwise functions the
-/// backward pass reads recomputed (--trainc-remat-elementwise
-/// functions=true) if that fits, else, those recomputed too, the fitting
+/// recomputation if it fits, else with the elementwise functions and the
+/// parameter copies the backward pass reads recomputed
+/// (--trainc-remat-elementwise functions=true parameters=true) if that
+/// fits, else, those recomputed too, the fitting
 /// plan with the fewest recomputed flops among: --trainc-remat on @gradients
 /// with a target lowered by what each planned arena is over, recomputation's
 /// limit, and targets at tenths between the graph's peak and that limit. Fails

@@ -59,6 +59,20 @@ bool isFunction(Operation *op) {
                          SinOp, CosOp, SoftplusOp>(op);
 }
 
+/// A copy of function arguments in another layout or type, such as
+/// --trainc-drop-dead-taps' slice of a weight's live taps or --amp's bf16
+/// copy of a weight (or a chain of such ops): recomputing it reads the
+/// arguments again, which stay in memory anyway. Only with
+/// `parameters=true`.
+bool isArgumentCopy(Operation *op) {
+  if (!isa_and_nonnull<SliceOp, CastOp, ReshapeOp, TransposeOp>(op))
+    return false;
+  return llvm::all_of(op->getOperands(), [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return !def || isArgumentCopy(def);
+  });
+}
+
 /// Ops that fuse with their neighbours into one generated loop nest.
 bool fusesWithNeighbours(Operation *op) {
   return isCheap(op) || matchPattern(op, m_Constant()) || isFunction(op);
@@ -74,9 +88,15 @@ struct RematElementwisePass
   /// What this run recomputes for a reader: cheap arithmetic, and the
   /// elementwise functions with `functions=true`.
   bool recomputes(Operation *op) const {
-    return isCheap(op) ||
+    return isCheap(op) || (parameters && isArgumentCopy(op)) ||
            (functions && isFunction(op) &&
             isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())));
+  }
+
+  /// Whether `op` is recomputed for any far reader, not only for one it
+  /// fuses with: widenings, and with `parameters=true` argument copies.
+  bool recomputedForAnyReader(Operation *op) const {
+    return isWidening(op) || (parameters && isArgumentCopy(op));
   }
 
   void runOnOperation() override {
@@ -168,7 +188,8 @@ struct RematElementwisePass
     bool changed = false;
     for (Value operand : llvm::to_vector(reader->getOperands())) {
       Operation *def = operand.getDefiningOp();
-      if (!recomputes(def) || (!recomputes(reader) && !isWidening(def)) ||
+      if (!recomputes(def) ||
+          (!recomputes(reader) && !recomputedForAnyReader(def)) ||
           def->getBlock() != reader->getBlock() || !far(def, reader))
         continue;
       int budget = kMaxChain - 1;

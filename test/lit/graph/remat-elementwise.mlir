@@ -3,6 +3,7 @@
 // anyway, so the forward kernel need not store it.
 // RUN: trainc-opt %s --trainc-remat-elementwise -split-input-file | FileCheck %s
 // RUN: trainc-opt %s --trainc-remat-elementwise=functions=true -split-input-file | FileCheck %s --check-prefix=FN
+// RUN: trainc-opt %s --trainc-remat-elementwise=parameters=true -split-input-file | FileCheck %s --check-prefix=PARAM
 
 // GELU as PyTorch exports it, then a product, then its gradient. h comes
 // from a product, so it stays stored (the gradient reads it); s = h / sqrt 2
@@ -111,4 +112,31 @@ func.func @widened_for_product(%h: tensor<4x8xbf16>, %w: tensor<8x8xf32>, %dy: t
   %dw = graph.matmul %dy, %s : (tensor<8x4xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
   %m = graph.mul %h, %h : (tensor<4x8xbf16>, tensor<4x8xbf16>) -> tensor<4x8xbf16>
   return %q, %dw, %m : tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xbf16>
+}
+
+// -----
+
+// A weight's live-tap slice (--trainc-drop-dead-taps) and its bf16 copy
+// (--amp), read by the forward convolution and by its input gradient.
+// With parameters=true the input gradient gets its own copies, read
+// again from the weight, so none is kept from one to the other; without
+// it (and for the widening rule: the cast narrows) the copy is shared.
+// CHECK-LABEL: func.func @weight_copy
+// CHECK: %[[W:.*]] = graph.slice %arg1
+// CHECK-NEXT: %[[B:.*]] = graph.cast %[[W]]
+// CHECK-NOT: graph.slice
+// CHECK: graph.conv_backward_input %arg2, %[[B]]
+// PARAM-LABEL: func.func @weight_copy
+// PARAM: %[[W:.*]] = graph.slice %arg1
+// PARAM-NEXT: %[[B:.*]] = graph.cast %[[W]]
+// PARAM-NEXT: graph.conv %arg0, %[[B]]
+// PARAM-NEXT: %[[W2:.*]] = graph.slice %arg1
+// PARAM-NEXT: %[[B2:.*]] = graph.cast %[[W2]]
+// PARAM-NEXT: graph.conv_backward_input %arg2, %[[B2]]
+func.func @weight_copy(%x: tensor<2x4x1x1xbf16>, %w: tensor<8x4x3x3xf32>, %dy: tensor<2x8x1x1xbf16>) -> (tensor<2x8x1x1xbf16>, tensor<2x4x1x1xbf16>) {
+  %ws = graph.slice %w {ends = array<i64: 8, 4, 2, 2>, starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 1, 1>} : (tensor<8x4x3x3xf32>) -> tensor<8x4x1x1xf32>
+  %wb = graph.cast %ws {to = bf16} : (tensor<8x4x1x1xf32>) -> tensor<8x4x1x1xbf16>
+  %y = graph.conv %x, %wb {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<2x4x1x1xbf16>, tensor<8x4x1x1xbf16>) -> tensor<2x8x1x1xbf16>
+  %dx = graph.conv_backward_input %dy, %wb {input_shape = array<i64: 2, 4, 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<2x8x1x1xbf16>, tensor<8x4x1x1xbf16>) -> tensor<2x4x1x1xbf16>
+  return %y, %dx : tensor<2x8x1x1xbf16>, tensor<2x4x1x1xbf16>
 }
