@@ -7,10 +7,12 @@
 // functions the backward pass reads (GELU's erf) in its fused kernels, and
 // the copies of parameters it reads (a weight's live-tap slice, its bf16
 // copy), which the graph's liveness does not see at the arena's peak;
-// if that is not enough, lower with a graph target, read the planned
-// arena, and lower the target by what the arena is over, until it fits or
-// recomputation can do no more; then try the cheaper plans of a sweep of
-// targets, and keep the fitting plan with the fewest flops.
+// if that is not enough, plan recomputation on that graph: lower with a
+// graph target, read the planned arena, and lower the target by what the
+// arena is over, until it fits or recomputation can do no more; then try
+// the cheaper plans of a sweep of targets, and keep the fitting plan with
+// the fewest flops. If none fits, the same search once more with the
+// plans made on the graph as it was (the copies recomputed after).
 //
 //===----------------------------------------------------------------------===//
 #include "tools/trainc/MemoryBudget.h"
@@ -109,6 +111,22 @@ mlir::OwningOpRef<mlir::ModuleOp> lowered(mlir::ModuleOp module, Lowering lower,
   return copy;
 }
 
+/// `module` with the elementwise functions and the parameter copies the
+/// backward pass reads recomputed where it reads them
+/// (--trainc-remat-elementwise functions=true parameters=true); null if
+/// the pass failed.
+mlir::OwningOpRef<mlir::ModuleOp> cheaplyRecomputed(mlir::ModuleOp module) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
+  mlir::PassManager pm(module.getContext());
+  graph::RematElementwisePassOptions elementwise;
+  elementwise.functions = true;
+  elementwise.parameters = true;
+  pm.addPass(graph::createRematElementwisePass(elementwise));
+  if (mlir::failed(pm.run(*copy)))
+    return nullptr;
+  return copy;
+}
+
 /// `module` after recomputation, lowered with and (if allowed) without
 /// --trainc-schedule-memory: the smaller arena. The launch order the
 /// graph's recomputation plan assumes is autodiff's; reordering helps it
@@ -193,9 +211,16 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
   // functions the backward pass reads (GELU's erf, sigmoid, tanh) are
   // recomputed in its fused kernels rather than stored, a little
   // arithmetic for a full-size buffer each (the Transformer at batch 16:
-  // arena 24.1 -> 19.9 MB, step time within noise on a Sapphire Rapids).
+  // arena 24.1 -> 19.9 MB, step time within noise on a Sapphire Rapids),
+  // and so are the copies of parameters it reads (ResNet-18's live-tap
+  // slices of its last stage's weights: 5 MB at the arena's peak).
+  mlir::OwningOpRef<mlir::ModuleOp> levered = cheaplyRecomputed(module);
+  if (!levered) {
+    error = "--trainc-remat-elementwise failed";
+    return mlir::failure();
+  }
   mlir::OwningOpRef<mlir::ModuleOp> withFunctions =
-      lowered(module, lower, budget.scheduleMemory, true);
+      lowered(*levered, lower, budget.scheduleMemory, false);
   if (!withFunctions) {
     error = "the kernel pipeline failed";
     return mlir::failure();
@@ -212,30 +237,12 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
     BudgetReport record;
     mlir::OwningOpRef<mlir::ModuleOp> rematted;
   };
-  auto plan = [&](int64_t target, Plan &result) {
-    result.rematted =
-        rematerialized(module, target, budget.solver, result.record);
-    return static_cast<bool>(result.rematted);
-  };
-  // The plan lowered: its planned arena, or -1 if the pipeline failed.
   // Plans already lowered (the same recomputation reached from two
   // targets) are known by their fingerprint.
   int64_t smallest = std::min(report.unconstrained, report.withFunctions);
-  std::set<uint64_t> lowered;
+  std::set<uint64_t> loweredPlans;
   auto seen = [&](const Plan &candidate) {
-    return !lowered.insert(planFingerprint(*candidate.rematted)).second;
-  };
-  auto lowerPlan = [&](Plan &candidate,
-                       mlir::OwningOpRef<mlir::ModuleOp> &result) {
-    ++report.attempts;
-    seen(candidate);
-    result = loweredRecomputed(*candidate.rematted, lower,
-                               budget.scheduleMemory, true);
-    if (!result)
-      return int64_t(-1);
-    int64_t arena = trainStepArena(*result);
-    smallest = std::min(smallest, arena);
-    return arena;
+    return !loweredPlans.insert(planFingerprint(*candidate.rematted)).second;
   };
   // The fitting plan with the fewest recomputed flops so far.
   std::optional<BudgetReport> best;
@@ -247,83 +254,113 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
     best = record;
     bestModule = std::move(result);
   };
-  auto pipelineFailed = [&] {
-    error = "the kernel pipeline failed after --trainc-remat";
-    return mlir::failure();
+
+  // The plans of --trainc-remat on `base`, lowered with the first lever
+  // applied after recomputation if `leverAfter` (else `base` has it);
+  // the fitting one with the fewest flops goes to `best`. Fails (with
+  // `error`) only if a pass fails.
+  auto search = [&](mlir::ModuleOp base,
+                    bool leverAfter) -> mlir::LogicalResult {
+    auto plan = [&](int64_t target, Plan &result) {
+      result.rematted =
+          rematerialized(base, target, budget.solver, result.record);
+      if (!result.rematted)
+        error = "--trainc-remat failed";
+      return static_cast<bool>(result.rematted);
+    };
+    // The plan lowered: its planned arena, or -1 if the pipeline failed.
+    auto lowerPlan = [&](Plan &candidate,
+                         mlir::OwningOpRef<mlir::ModuleOp> &result) {
+      ++report.attempts;
+      seen(candidate);
+      result = loweredRecomputed(*candidate.rematted, lower,
+                                 budget.scheduleMemory, leverAfter);
+      if (!result) {
+        error = "the kernel pipeline failed after --trainc-remat";
+        return int64_t(-1);
+      }
+      int64_t arena = trainStepArena(*result);
+      smallest = std::min(smallest, arena);
+      return arena;
+    };
+
+    // First: the graph's peak less what the arena is over, lowered by
+    // what each planned arena is still over, until one fits.
+    Plan unbounded;
+    if (!plan(std::numeric_limits<int64_t>::max(), unbounded))
+      return mlir::failure();
+    int64_t peak = unbounded.record.graphPeakBefore;
+    int64_t target = peak - (report.withFunctions - report.budget);
+    constexpr int kAttempts = 8;
+    for (int i = 0; i < kAttempts && target > 0; ++i) {
+      Plan candidate;
+      if (!plan(target, candidate))
+        return mlir::failure();
+      mlir::OwningOpRef<mlir::ModuleOp> result;
+      int64_t arena = lowerPlan(candidate, result);
+      if (arena < 0)
+        return mlir::failure();
+      if (arena <= report.budget) {
+        consider(candidate.record, result);
+        break;
+      }
+      // Recomputation is at its limit where the graph's peak stayed
+      // above the target.
+      if (candidate.record.graphPeakAfter > target)
+        break;
+      target -= arena - report.budget;
+    }
+
+    // The planned arena is neither monotone in the graph's target nor in
+    // the flops (copies need their own bytes where they run; reordering
+    // helps at some targets; the solvers' choices differ from target to
+    // target): so also recomputation's limit (target 0) and targets at
+    // tenths of the way from the graph's peak to that limit. Planning is
+    // cheap, lowering is not: only plans with fewer flops than the best
+    // fit are lowered, the fewest first, until one fits. (Most flops
+    // first, stopping at a plan that does not fit, misses ResNet-18's
+    // 157 MFLOP plan behind a 167 MFLOP one that does not fit.)
+    std::vector<Plan> candidates(1);
+    if (!plan(0, candidates.front()))
+      return mlir::failure();
+    int64_t limit = candidates.front().record.graphPeakAfter;
+    for (int tenths = 9; tenths >= 1 && peak > limit; --tenths) {
+      Plan candidate;
+      if (!plan(limit + (peak - limit) / 10 * tenths, candidate))
+        return mlir::failure();
+      candidates.push_back(std::move(candidate));
+    }
+    llvm::stable_sort(candidates, [](const Plan &a, const Plan &b) {
+      return a.record.recomputedFlops < b.record.recomputedFlops;
+    });
+    for (Plan &candidate : candidates) {
+      const BudgetReport &record = candidate.record;
+      if (best && record.recomputedFlops >= best->recomputedFlops)
+        break;
+      if (seen(candidate))
+        continue;
+      mlir::OwningOpRef<mlir::ModuleOp> result;
+      int64_t arena = lowerPlan(candidate, result);
+      if (arena < 0)
+        return mlir::failure();
+      if (arena <= report.budget) {
+        consider(record, result);
+        break;
+      }
+    }
+    return mlir::success();
   };
 
-  // First: the graph's peak less what the arena is over, lowered by what
-  // each planned arena is still over, until one fits.
-  Plan unbounded;
-  if (!plan(std::numeric_limits<int64_t>::max(), unbounded)) {
-    error = "--trainc-remat failed";
+  // Plans are made on the graph with the copies already recomputed, so
+  // that its liveness sees them gone (ResNet-18 at batch 32: smallest
+  // arena 13.78 -> 11.29 MB). Some plans fit only with the copies
+  // recomputed after planning (the Transformer's smallest arena is 10.51
+  // MB that way, 11.04 MB the other): those are searched when no plan
+  // fits the first way.
+  if (mlir::failed(search(*levered, false)))
     return mlir::failure();
-  }
-  int64_t peak = unbounded.record.graphPeakBefore;
-  int64_t target = peak - (report.unconstrained - report.budget);
-  constexpr int kAttempts = 8;
-  for (int i = 0; i < kAttempts && target > 0; ++i) {
-    Plan candidate;
-    if (!plan(target, candidate)) {
-      error = "--trainc-remat failed";
-      return mlir::failure();
-    }
-    mlir::OwningOpRef<mlir::ModuleOp> result;
-    int64_t arena = lowerPlan(candidate, result);
-    if (arena < 0)
-      return pipelineFailed();
-    if (arena <= report.budget) {
-      consider(candidate.record, result);
-      break;
-    }
-    // Recomputation is at its limit where the graph's peak stayed above
-    // the target.
-    if (candidate.record.graphPeakAfter > target)
-      break;
-    target -= arena - report.budget;
-  }
-
-  // The planned arena is neither monotone in the graph's target nor in
-  // the flops (copies need their own bytes where they run; reordering
-  // helps at some targets; the solvers' choices differ from target to
-  // target): so also recomputation's limit (target 0) and targets at
-  // tenths of the way from the graph's peak to that limit. Planning is
-  // cheap, lowering is not: only plans with fewer flops than the best fit
-  // are lowered, the fewest first, until one fits. (Most flops first,
-  // stopping at a plan that does not fit, misses ResNet-18's 157 MFLOP
-  // plan behind a 167 MFLOP one that does not fit.)
-  std::vector<Plan> candidates(1);
-  if (!plan(0, candidates.front())) {
-    error = "--trainc-remat failed";
+  if (!best && mlir::failed(search(module, true)))
     return mlir::failure();
-  }
-  int64_t limit = candidates.front().record.graphPeakAfter;
-  for (int tenths = 9; tenths >= 1 && peak > limit; --tenths) {
-    Plan candidate;
-    if (!plan(limit + (peak - limit) / 10 * tenths, candidate)) {
-      error = "--trainc-remat failed";
-      return mlir::failure();
-    }
-    candidates.push_back(std::move(candidate));
-  }
-  llvm::stable_sort(candidates, [](const Plan &a, const Plan &b) {
-    return a.record.recomputedFlops < b.record.recomputedFlops;
-  });
-  for (Plan &candidate : candidates) {
-    const BudgetReport &record = candidate.record;
-    if (best && record.recomputedFlops >= best->recomputedFlops)
-      break;
-    if (seen(candidate))
-      continue;
-    mlir::OwningOpRef<mlir::ModuleOp> result;
-    int64_t arena = lowerPlan(candidate, result);
-    if (arena < 0)
-      return pipelineFailed();
-    if (arena <= report.budget) {
-      consider(record, result);
-      break;
-    }
-  }
   if (best) {
     report.graphPeakBefore = best->graphPeakBefore;
     report.graphPeakAfter = best->graphPeakAfter;

@@ -58,7 +58,8 @@ struct BudgetReport {
 /// fits, else, those recomputed too, the fitting
 /// plan with the fewest recomputed flops among: --trainc-remat on @gradients
 /// with a target lowered by what each planned arena is over, recomputation's
-/// limit, and targets at tenths between the graph's peak and that limit. Fails
+/// limit, and targets at tenths between the graph's peak and that limit
+/// (planned after the first lever; if none fits, planned before it). Fails
 /// with `error` naming the smallest arena recomputation reaches when even that
 /// does not fit; `module` is then unchanged.
 mlir::LogicalResult lowerWithinBudget(
