@@ -91,6 +91,16 @@ uint64_t planFingerprint(mlir::ModuleOp rematted) {
 using Lowering =
     llvm::function_ref<void(mlir::OpPassManager &, bool scheduleMemory)>;
 
+/// The first lever: --trainc-remat-elementwise functions=true
+/// parameters=true (the elementwise functions and the parameter copies the
+/// backward pass reads, recomputed where it reads them).
+void addFirstLever(mlir::OpPassManager &pm) {
+  graph::RematElementwisePassOptions elementwise;
+  elementwise.functions = true;
+  elementwise.parameters = true;
+  pm.addPass(graph::createRematElementwisePass(elementwise));
+}
+
 /// `module` lowered, the elementwise functions and parameter copies first
 /// recomputed where the backward pass reads them
 /// (--trainc-remat-elementwise functions=true parameters=true) if
@@ -99,12 +109,8 @@ mlir::OwningOpRef<mlir::ModuleOp> lowered(mlir::ModuleOp module, Lowering lower,
                                           bool scheduleMemory, bool functions) {
   mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
   mlir::PassManager pm(module.getContext());
-  if (functions) {
-    graph::RematElementwisePassOptions elementwise;
-    elementwise.functions = true;
-    elementwise.parameters = true;
-    pm.addPass(graph::createRematElementwisePass(elementwise));
-  }
+  if (functions)
+    addFirstLever(pm);
   lower(pm, scheduleMemory);
   if (mlir::failed(pm.run(*copy)))
     return nullptr;
@@ -118,10 +124,7 @@ mlir::OwningOpRef<mlir::ModuleOp> lowered(mlir::ModuleOp module, Lowering lower,
 mlir::OwningOpRef<mlir::ModuleOp> cheaplyRecomputed(mlir::ModuleOp module) {
   mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
   mlir::PassManager pm(module.getContext());
-  graph::RematElementwisePassOptions elementwise;
-  elementwise.functions = true;
-  elementwise.parameters = true;
-  pm.addPass(graph::createRematElementwisePass(elementwise));
+  addFirstLever(pm);
   if (mlir::failed(pm.run(*copy)))
     return nullptr;
   return copy;
