@@ -2,8 +2,10 @@
 //
 // The schedule of a loop nest is applied by upstream machinery, not by
 // hand-written loops: the nest becomes a linalg.generic over views of one
-// block of its parallel dimension, scf::tileUsingSCF tiles it, and
-// linalg::vectorize turns each tile into masked vector code.
+// block of its parallel dimension, scf::tileUsingSCF tiles it, the
+// innermost tile loop is peeled into full tiles and a partial one, and
+// linalg::vectorize turns each tile into vector code (masked only in the
+// partial tile, once canonicalized).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/loop/Transforms/Passes.h"
@@ -11,6 +13,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -225,6 +228,7 @@ LogicalResult applySchedule(RewriterBase &rewriter, linalg::GenericOp generic,
   bool pointwise =
       !schedule.getVectorize() &&
       llvm::all_of(schedule.getTile(), [](int64_t size) { return size == 1; });
+  scf::ForOp innermost;
   if (generic.getNumLoops() > 0 && !pointwise) {
     scf::SCFTilingOptions options;
     options.setTileSizes(
@@ -237,18 +241,35 @@ LogicalResult applySchedule(RewriterBase &rewriter, linalg::GenericOp generic,
              << schedule;
     rewriter.eraseOp(generic);
     tile = tiled->tiledOps.back();
+    if (!tiled->loops.empty())
+      innermost = dyn_cast<scf::ForOp>(tiled->loops.back().getOperation());
   }
   auto linalgTile = cast<linalg::LinalgOp>(tile);
   if (schedule.getVectorize() && linalgTile.getNumLoops() > 0) {
-    rewriter.setInsertionPoint(tile);
+    // The innermost loop's full tiles apart from its last, partial one:
+    // their extent is then the tile's, a constant, and their vectors need
+    // no mask. A masked store is one instruction on AVX-512 but microcoded
+    // `vmaskmovps` on AVX2 (a column sum on a Zen 3: 4.8 GB/s masked, 22
+    // unmasked).
+    SmallVector<Operation *> tiles{tile};
+    scf::ForOp partial;
+    std::optional<int64_t> step =
+        innermost ? getConstantIntValue(innermost.getStep()) : std::nullopt;
+    if (step && *step == schedule.getTile().back() && *step > 1 &&
+        succeeded(
+            scf::peelForLoopAndSimplifyBounds(rewriter, innermost, partial)))
+      partial.walk([&](linalg::LinalgOp op) { tiles.push_back(op); });
     // Scalable flags must be given explicitly (one per dimension), or the
     // masks get a vector type unequal to the one transfer ops expect.
     SmallVector<bool> fixedWidth(schedule.getTile().size(), false);
-    FailureOr<linalg::VectorizationResult> vectorized =
-        linalg::vectorize(rewriter, tile, schedule.getTile(), fixedWidth);
-    if (failed(vectorized))
-      return nest.emitError("cannot vectorize the nest with ") << schedule;
-    rewriter.eraseOp(tile);
+    for (Operation *each : tiles) {
+      rewriter.setInsertionPoint(each);
+      FailureOr<linalg::VectorizationResult> vectorized =
+          linalg::vectorize(rewriter, each, schedule.getTile(), fixedWidth);
+      if (failed(vectorized))
+        return nest.emitError("cannot vectorize the nest with ") << schedule;
+      rewriter.eraseOp(each);
+    }
     return success();
   }
   rewriter.setInsertionPoint(tile);

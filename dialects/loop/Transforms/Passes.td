@@ -16,8 +16,13 @@ def LowerLoopNestsPass : Pass<"trainc-lower-loop-nests", "mlir::ModuleOp"> {
     nest without one is called with 0, 1). The body is a `linalg.generic`
     over views of the block, tiled with the schedule's tile sizes by
     upstream's `scf::tileUsingSCF`; each tile is vectorized by
-    `linalg::vectorize` with the tile's sizes as vector sizes (masked at the
-    edges), or becomes scalar loops when the schedule says so. `loop.index`
+    `linalg::vectorize` with the tile's sizes as vector sizes, or becomes
+    scalar loops when the schedule says so. The innermost tile loop of a
+    vectorized nest is peeled (`scf::peelForLoopAndSimplifyBounds`): its
+    full tiles have a constant extent and their vectors need no mask once
+    canonicalized; only the last, partial tile is masked (a masked store
+    is a single instruction on AVX-512, slow microcoded `vmaskmovps` on
+    AVX2). `loop.index`
     becomes `linalg.index` plus the block's start along the parallel
     dimension (tiling adds each tile's start), so it counts over the whole
     domain. Buffers of `i1` are passed as `i8` (the runtime stores a boolean

@@ -1,8 +1,10 @@
 // --trainc-lower-loop-nests: each nest becomes @KERNEL_nestN(begin, end,
 // buffers...) over one block of its parallel dimension, tiled by
 // scf::tileUsingSCF and vectorized with masks; i1 buffers travel as bytes;
-// loop.index becomes linalg.index offset by the block.
+// loop.index becomes linalg.index offset by the block. The innermost tile
+// loop is peeled: its full tiles need no mask once canonicalized.
 // RUN: trainc-opt %s --trainc-lower-loop-nests -split-input-file | FileCheck %s
+// RUN: trainc-opt %s --trainc-lower-loop-nests --canonicalize -split-input-file | FileCheck %s --check-prefix=PEEL
 
 // A parallel, vectorized elementwise nest: the block [begin*1, end*1) of
 // rows, tiles of 1x16, masked vectors at the row's tail (10 of 16 lanes).
@@ -249,6 +251,31 @@ func.func private @few_rows(%x: memref<2x768xf32>, %y: memref<2x768xf32>) attrib
       attributes {indexing_maps = [#id, #id], iterators = ["parallel", "parallel"]} {
   ^bb0(%a: f32, %out: f32):
     loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// An elementwise nest over one dimension, split across threads in blocks
+// of whole tiles: the full tiles of a block run unmasked (one plain vector
+// store each: AVX2 has masked stores only as slow vmaskmovps), its last
+// partial tile masked.
+// PEEL-LABEL: func.func @axpy_nest0(
+// PEEL: scf.for
+// PEEL-NOT: vector.mask
+// PEEL: vector.transfer_write {{.*}} : vector<32xf32>, memref<32xf32
+// PEEL: scf.for
+// PEEL: vector.create_mask {{.*}} : vector<32xi1>
+// PEEL: vector.mask {{.*}} vector.transfer_write
+#id = affine_map<(d0) -> (d0)>
+func.func private @axpy(%x: memref<1000xf32>, %y: memref<1000xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<1000xf32>) outs(%y : memref<1000xf32>)
+      domain = [1000] schedule = #loop.schedule<parallel = 0, tile = [32], vectorize = true>
+      attributes {indexing_maps = [#id, #id], iterators = ["parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.addf %a, %out : f32
+    loop.yield %s : f32
   }
   return
 }
