@@ -264,6 +264,9 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
   // `error`) only if a pass fails.
   auto search = [&](mlir::ModuleOp base,
                     bool leverAfter) -> mlir::LogicalResult {
+    // A plan's fingerprint is @gradients' text; the first lever changes
+    // more than @gradients, so the two searches' plans are told apart.
+    loweredPlans.clear();
     auto plan = [&](int64_t target, Plan &result) {
       result.rematted =
           rematerialized(base, target, budget.solver, result.record);
