@@ -544,9 +544,15 @@ int runCompileCommand(const CompileCommandOptions &options) {
       buildKernelPipeline(kernels, dispatch, *vectorLanes, choices,
                           options.target);
     };
-    if (mlir::failed(
-            lowerWithinBudget(module, *budget, lower, budgetReport, error)) ||
-        failed) {
+    bool fits = mlir::succeeded(
+        lowerWithinBudget(module, *budget, lower, budgetReport, error));
+    if (budgetReport.timedOutPlans)
+      spdlog::warn("--memory-budget: {} recomputation plans stopped at "
+                   "CBC's time limit, not its node limit: on a slower or "
+                   "busier machine the plan (or the smallest arena) may "
+                   "differ (docs/TRAINING.md, Rematerialization)",
+                   budgetReport.timedOutPlans);
+    if (!fits || failed) {
       if (!failed)
         spdlog::error("{}: {}", options.model.model, error);
       return 1;

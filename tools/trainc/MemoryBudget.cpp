@@ -182,6 +182,8 @@ mlir::OwningOpRef<mlir::ModuleOp> rematerialized(mlir::ModuleOp module,
   record.recomputedFlops = flops ? flops.getValueAsDouble() : 0;
   auto used = done.getAs<mlir::StringAttr>("solver");
   record.solver = used ? used.str() : "";
+  auto timedOut = done.getAs<mlir::BoolAttr>("ilp_timed_out");
+  record.timedOutPlans = timedOut && timedOut.getValue() ? 1 : 0;
   return copy;
 }
 
@@ -270,6 +272,7 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
     auto plan = [&](int64_t target, Plan &result) {
       result.rematted =
           rematerialized(base, target, budget.solver, result.record);
+      report.timedOutPlans += result.record.timedOutPlans;
       if (!result.rematted)
         error = "--trainc-remat failed";
       return static_cast<bool>(result.rematted);

@@ -40,6 +40,9 @@ struct BudgetReport {
   int64_t recomputedOps = 0;
   double recomputedFlops = 0;
   std::string solver; // the one whose plan was kept
+  /// Plans whose integer program stopped at CBC's time limit (not its node
+  /// limit): the search's answer may differ on a slower or busier machine.
+  int timedOutPlans = 0;
   int attempts = 0;
   /// Whether the elementwise functions and the parameter copies (a
   /// weight's live-tap slice, its bf16 copy) the backward pass reads are

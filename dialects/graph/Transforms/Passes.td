@@ -362,8 +362,14 @@ def RematPass : Pass<"trainc-remat", "mlir::ModuleOp"> {
            "where it finds no solution in time) or best (both, keeping "
            "the one that meets the target with fewer flops, else the "
            "lower peak)">,
-    Option<"seconds", "seconds", "double", "10",
-           "ilp, best: CBC's time limit per solve">
+    Option<"nodes", "nodes", "int64_t", "700",
+           "ilp, best: CBC's branch-and-bound node limit per solve (the "
+           "limit that binds on the reference models: the same plan on "
+           "every machine)">,
+    Option<"seconds", "seconds", "double", "30",
+           "ilp, best: CBC's time limit per solve, a safety net for large "
+           "graphs (where it binds, the plan depends on the machine's "
+           "speed; graph.remat records ilp_timed_out)">
   ];
 }
 

@@ -248,7 +248,8 @@ struct RematPass : trainc::graph::impl::RematPassBase<RematPass> {
         note("greedy_peak", b.getI64IntegerAttr(fromGreedy->peak));
         note("greedy_flops", b.getF64FloatAttr(fromGreedy->flops));
       }
-      std::optional<IlpOutcome> exact = rematByIlp(function, goal, seconds);
+      std::optional<IlpOutcome> exact =
+          rematByIlp(function, goal, IlpLimits{nodes, seconds});
       if (exact) {
         kept = {Liveness(function).peak().bytes, exact->recomputedOps,
                 exact->flops};
@@ -258,6 +259,8 @@ struct RematPass : trainc::graph::impl::RematPassBase<RematPass> {
         note("ilp_flops", b.getF64FloatAttr(kept.flops));
         note("ilp_optimal", b.getBoolAttr(exact->optimal));
         note("ilp_seconds", b.getF64FloatAttr(exact->seconds));
+        note("ilp_nodes", b.getI64IntegerAttr(exact->nodes));
+        note("ilp_timed_out", b.getBoolAttr(exact->timedOut));
       }
       if (fromGreedy && (!exact || better(*fromGreedy, kept, goal))) {
         function.getBody().takeBody(copy.getBody());

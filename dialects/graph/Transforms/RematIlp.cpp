@@ -29,8 +29,13 @@
 // both meet a target, the integer program's plan is the cheapest of those
 // its model holds (docs/PERFORMANCE.md compares them).
 //
-// CBC is run with a node and a time limit; the best solution found is
-// used, and the outcome says whether it was proven optimal.
+// CBC is run with a node limit, which makes the plan the same on every
+// machine, and a time limit, a safety net that the reference models do not
+// reach (where it binds, the plan depends on the machine's speed, and the
+// outcome says so). The best solution found is used, and the outcome says
+// whether it was proven optimal. An integer program solved before in the
+// process (a --memory-budget search asks for the lowest peak of one graph
+// at several targets) is answered from a memo.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/graph/Transforms/RematModel.h"
@@ -38,6 +43,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <coin/Cbc_C_Interface.h>
@@ -46,6 +52,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <set>
 
 using namespace mlir;
@@ -116,7 +123,7 @@ public:
 
   /// Solves for at most `target` live bytes (0: as low as possible);
   /// applies the solution.
-  std::optional<IlpOutcome> run(int64_t target, double seconds);
+  std::optional<IlpOutcome> run(int64_t target, const IlpLimits &limits);
 
 private:
   void findCandidates();
@@ -127,13 +134,19 @@ private:
   /// there.
   void tryTime(int candidate, int64_t at);
 
+public:
   struct Solution {
     std::vector<double> values;
     bool optimal = false;
+    /// Stopped by the time limit rather than the node limit or a proof.
+    bool timedOut = false;
     double objective = 0;
+    int64_t nodes = 0;
   };
+
+private:
   /// min flops with M <= bound, or (bound < 0) min M.
-  std::optional<Solution> solve(double bound, double seconds);
+  std::optional<Solution> solve(double bound, const IlpLimits &limits);
   /// The model's live bytes (scaled) at each op, for a solution.
   double modelPeak(const std::vector<double> &values) const;
   void apply(const std::vector<double> &values);
@@ -292,7 +305,20 @@ void Problem::closeTimes() {
 /// handles well.
 constexpr double kBytes = 1.0 / 4096, kFlops = 1e-6;
 
-std::optional<Problem::Solution> Problem::solve(double bound, double seconds) {
+/// Integer programs solved in this process, by a hash of the program and
+/// the limits: the same program gets the same answer without CBC.
+struct Memo {
+  std::mutex mutex;
+  std::map<uint64_t, std::optional<Problem::Solution>> solved;
+};
+
+Memo &memo() {
+  static Memo instance;
+  return instance;
+}
+
+std::optional<Problem::Solution> Problem::solve(double bound,
+                                                const IlpLimits &limits) {
   bool minimizePeak = bound < 0;
   int peak = static_cast<int>(choices.size());
   int columns = peak + 1;
@@ -418,6 +444,24 @@ std::optional<Problem::Solution> Problem::solve(double bound, double seconds) {
   columnUpper[peak] = minimizePeak ? 1e30 : bound;
   objective[peak] = minimizePeak ? 1 : 0;
   std::vector<double> lower(upper.size(), -1e30);
+
+  auto bytes = [](const auto &vector) {
+    const char *data = reinterpret_cast<const char *>(vector.data());
+    return llvm::hash_combine_range(data,
+                                    data + vector.size() * sizeof(vector[0]));
+  };
+  std::vector<double> scalars = {
+      columnUpper[peak], static_cast<double>(limits.nodes), limits.seconds};
+  uint64_t key =
+      llvm::hash_combine(columns, bytes(starts), bytes(rows), bytes(values),
+                         bytes(upper), bytes(objective), bytes(scalars));
+  {
+    std::lock_guard<std::mutex> lock(memo().mutex);
+    auto known = memo().solved.find(key);
+    if (known != memo().solved.end())
+      return known->second;
+  }
+
   Cbc_Model *model = Cbc_newModel();
   Cbc_setLogLevel(model, 0);
   Cbc_loadProblem(model, columns, static_cast<int>(upper.size()), starts.data(),
@@ -426,9 +470,8 @@ std::optional<Problem::Solution> Problem::solve(double bound, double seconds) {
                   upper.data());
   for (int column = 0; column < peak; ++column)
     Cbc_setInteger(model, column);
-  Cbc_setMaximumSeconds(model, seconds);
-  // A node limit too: the same answer on a slower machine, mostly.
-  Cbc_setMaximumNodes(model, 20000);
+  Cbc_setMaximumNodes(model, static_cast<int>(limits.nodes));
+  Cbc_setMaximumSeconds(model, limits.seconds);
   Cbc_solve(model);
   std::optional<Solution> solution;
   if (const double *values = Cbc_bestSolution(model)) {
@@ -436,8 +479,18 @@ std::optional<Problem::Solution> Problem::solve(double bound, double seconds) {
     solution->values.assign(values, values + choices.size() + 1);
     solution->optimal = Cbc_isProvenOptimal(model);
     solution->objective = Cbc_getObjValue(model);
+    solution->nodes = Cbc_getNodeCount(model);
+    // Stopped on a limit (status 1) with nodes to spare: the time limit.
+    solution->timedOut = Cbc_status(model) == 1 && !solution->optimal &&
+                         solution->nodes < limits.nodes;
   }
   Cbc_deleteModel(model);
+  std::lock_guard<std::mutex> lock(memo().mutex);
+  // A --memory-budget search solves tens of programs: a bound keeps a
+  // long-running process's memo small.
+  if (memo().solved.size() >= 64)
+    memo().solved.clear();
+  memo().solved.emplace(key, solution);
   return solution;
 }
 
@@ -498,7 +551,8 @@ void Problem::apply(const std::vector<double> &values) {
   }
 }
 
-std::optional<IlpOutcome> Problem::run(int64_t target, double seconds) {
+std::optional<IlpOutcome> Problem::run(int64_t target,
+                                       const IlpLimits &limits) {
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
@@ -515,18 +569,25 @@ std::optional<IlpOutcome> Problem::run(int64_t target, double seconds) {
   }
   std::optional<Solution> solution;
   if (target > 0)
-    solution = solve(target * kBytes, seconds);
+    solution = solve(target * kBytes, limits);
+  if (solution)
+    outcome.nodes += solution->nodes, outcome.timedOut |= solution->timedOut;
   bool optimal = true;
   if (!solution) {
-    // The target cannot be met (or no solution was found in time): the
-    // lowest peak, then the fewest flops there.
-    std::optional<Solution> lowest = solve(-1, seconds);
+    // The target cannot be met (or no solution was found within the
+    // limits): the lowest peak, then the fewest flops there, each solve
+    // with limits of its own.
+    std::optional<Solution> lowest = solve(-1, limits);
     if (!lowest)
       return std::nullopt;
     optimal = lowest->optimal;
+    outcome.nodes += lowest->nodes;
+    outcome.timedOut |= lowest->timedOut;
     double peak = modelPeak(lowest->values) * kBytes;
-    solution = solve(peak + 1e-6, std::max(0.0, seconds - elapsed()));
-    if (!solution)
+    solution = solve(peak + 1e-6, limits);
+    if (solution)
+      outcome.nodes += solution->nodes, outcome.timedOut |= solution->timedOut;
+    else
       solution = lowest;
   }
   outcome.modelPeak = static_cast<int64_t>(modelPeak(solution->values));
@@ -544,8 +605,8 @@ std::optional<IlpOutcome> Problem::run(int64_t target, double seconds) {
 } // namespace
 
 std::optional<IlpOutcome> rematByIlp(func::FuncOp function, int64_t target,
-                                     double seconds) {
-  return Problem(function).run(target, seconds);
+                                     const IlpLimits &limits) {
+  return Problem(function).run(target, limits);
 }
 
 } // namespace trainc::graph::remat

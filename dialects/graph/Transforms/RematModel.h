@@ -91,18 +91,31 @@ struct IlpOutcome {
   int64_t modelPeak = 0;
   int64_t recomputedOps = 0;
   double flops = 0;
-  /// Proven optimal, not cut short by the time limit.
+  /// Proven optimal, not cut short by a limit.
   bool optimal = false;
+  /// A solve was cut short by the time limit (not the node limit): the
+  /// plan may differ on a slower or busier machine.
+  bool timedOut = false;
+  /// Branch-and-bound nodes of every solve.
+  int64_t nodes = 0;
   double seconds = 0;
+};
+
+/// CBC's limits per solve. The node limit binds first on the reference
+/// models, so their plans are the same on every machine; the time limit
+/// is a safety net for larger graphs.
+struct IlpLimits {
+  int64_t nodes = 700;
+  double seconds = 30;
 };
 
 /// Recomputes values of `function` chosen by an integer program (CBC):
 /// the fewest recomputed flops that bring the peak to `target`, or, where
 /// no choice does, the lowest peak and then the fewest flops. Changes
 /// nothing and returns nullopt if the solver finds no solution within
-/// `seconds`.
+/// `limits`.
 std::optional<IlpOutcome> rematByIlp(mlir::func::FuncOp function,
-                                     int64_t target, double seconds);
+                                     int64_t target, const IlpLimits &limits);
 
 } // namespace trainc::graph::remat
 

@@ -5,9 +5,11 @@
 // RUN: trainc-opt %s --trainc-remat=solver=ilp | FileCheck %s --check-prefix=ALL
 
 // 60000 bytes: the first layer recomputed from %x before the backward
-// pass reads it, proven the cheapest; the model's peak equals the real one.
+// pass reads it, proven the cheapest at the root (no branch-and-bound
+// node), within the limits; the model's peak equals the real one.
 // ONE-LABEL: func.func @gradients
-// ONE-SAME: ilp_model_peak = 53248 : i64, ilp_optimal = true, ilp_peak = 53248 : i64
+// ONE-SAME: ilp_model_peak = 53248 : i64, ilp_nodes = 0 : i64, ilp_optimal = true, ilp_peak = 53248 : i64
+// ONE-SAME: ilp_timed_out = false
 // ONE-SAME: peak_after = 53248 : i64, peak_before = 69632 : i64
 // ONE-SAME: recomputed_ops = 2
 // ONE-SAME: solver = "ilp"
