@@ -248,8 +248,12 @@ struct RematPass : trainc::graph::impl::RematPassBase<RematPass> {
         note("greedy_peak", b.getI64IntegerAttr(fromGreedy->peak));
         note("greedy_flops", b.getF64FloatAttr(fromGreedy->flops));
       }
+      bool timedOut = false;
       std::optional<IlpOutcome> exact =
-          rematByIlp(function, goal, IlpLimits{nodes, seconds});
+          rematByIlp(function, goal, IlpLimits{nodes, seconds}, timedOut);
+      // Where CBC's time limit bound, the plan (the integer program's or,
+      // where it found none, the greedy's) depends on the machine's speed.
+      note("ilp_timed_out", b.getBoolAttr(timedOut));
       if (exact) {
         kept = {Liveness(function).peak().bytes, exact->recomputedOps,
                 exact->flops};
@@ -260,7 +264,6 @@ struct RematPass : trainc::graph::impl::RematPassBase<RematPass> {
         note("ilp_optimal", b.getBoolAttr(exact->optimal));
         note("ilp_seconds", b.getF64FloatAttr(exact->seconds));
         note("ilp_nodes", b.getI64IntegerAttr(exact->nodes));
-        note("ilp_timed_out", b.getBoolAttr(exact->timedOut));
       }
       if (fromGreedy && (!exact || better(*fromGreedy, kept, goal))) {
         function.getBody().takeBody(copy.getBody());

@@ -124,6 +124,8 @@ public:
   /// Solves for at most `target` live bytes (0: as low as possible);
   /// applies the solution.
   std::optional<IlpOutcome> run(int64_t target, const IlpLimits &limits);
+  /// A solve of run() stopped at the time limit.
+  bool ranOutOfTime() const { return outOfTime; }
 
 private:
   void findCandidates();
@@ -138,13 +140,20 @@ public:
   struct Solution {
     std::vector<double> values;
     bool optimal = false;
-    /// Stopped by the time limit rather than the node limit or a proof.
-    bool timedOut = false;
     double objective = 0;
     int64_t nodes = 0;
   };
+  /// A solve's answer, and whether the time limit (not the node limit or
+  /// a proof) stopped it.
+  struct Attempt {
+    std::optional<Solution> solution;
+    bool timedOut = false;
+  };
 
 private:
+  /// A solve of this problem stopped at the time limit: its programs are
+  /// too large for the limits, and the next would stop there too.
+  bool outOfTime = false;
   /// min flops with M <= bound, or (bound < 0) min M.
   std::optional<Solution> solve(double bound, const IlpLimits &limits);
   /// The model's live bytes (scaled) at each op, for a solution.
@@ -309,7 +318,7 @@ constexpr double kBytes = 1.0 / 4096, kFlops = 1e-6;
 /// the limits: the same program gets the same answer without CBC.
 struct Memo {
   std::mutex mutex;
-  std::map<uint64_t, std::optional<Problem::Solution>> solved;
+  std::map<uint64_t, Problem::Attempt> solved;
 };
 
 Memo &memo() {
@@ -458,8 +467,10 @@ std::optional<Problem::Solution> Problem::solve(double bound,
   {
     std::lock_guard<std::mutex> lock(memo().mutex);
     auto known = memo().solved.find(key);
-    if (known != memo().solved.end())
-      return known->second;
+    if (known != memo().solved.end()) {
+      outOfTime |= known->second.timedOut;
+      return known->second.solution;
+    }
   }
 
   Cbc_Model *model = Cbc_newModel();
@@ -473,25 +484,26 @@ std::optional<Problem::Solution> Problem::solve(double bound,
   Cbc_setMaximumNodes(model, static_cast<int>(limits.nodes));
   Cbc_setMaximumSeconds(model, limits.seconds);
   Cbc_solve(model);
-  std::optional<Solution> solution;
+  Attempt attempt;
   if (const double *values = Cbc_bestSolution(model)) {
-    solution.emplace();
-    solution->values.assign(values, values + choices.size() + 1);
-    solution->optimal = Cbc_isProvenOptimal(model);
-    solution->objective = Cbc_getObjValue(model);
-    solution->nodes = Cbc_getNodeCount(model);
-    // Stopped on a limit (status 1) with nodes to spare: the time limit.
-    solution->timedOut = Cbc_status(model) == 1 && !solution->optimal &&
-                         solution->nodes < limits.nodes;
+    Solution &solution = attempt.solution.emplace();
+    solution.values.assign(values, values + choices.size() + 1);
+    solution.optimal = Cbc_isProvenOptimal(model);
+    solution.objective = Cbc_getObjValue(model);
+    solution.nodes = Cbc_getNodeCount(model);
   }
+  // Stopped on a limit (status 1) with nodes to spare: the time limit.
+  attempt.timedOut = Cbc_status(model) == 1 && !Cbc_isProvenOptimal(model) &&
+                     Cbc_getNodeCount(model) < limits.nodes;
+  outOfTime |= attempt.timedOut;
   Cbc_deleteModel(model);
   std::lock_guard<std::mutex> lock(memo().mutex);
   // A --memory-budget search solves tens of programs: a bound keeps a
   // long-running process's memo small.
   if (memo().solved.size() >= 64)
     memo().solved.clear();
-  memo().solved.emplace(key, solution);
-  return solution;
+  memo().solved.emplace(key, attempt);
+  return attempt.solution;
 }
 
 double Problem::modelPeak(const std::vector<double> &values) const {
@@ -571,22 +583,25 @@ std::optional<IlpOutcome> Problem::run(int64_t target,
   if (target > 0)
     solution = solve(target * kBytes, limits);
   if (solution)
-    outcome.nodes += solution->nodes, outcome.timedOut |= solution->timedOut;
+    outcome.nodes += solution->nodes;
   bool optimal = true;
   if (!solution) {
     // The target cannot be met (or no solution was found within the
     // limits): the lowest peak, then the fewest flops there, each solve
-    // with limits of its own.
+    // with limits of its own; none after one that ran out of time (a
+    // RegNetY-400MF program does not finish its root node in 30 s).
+    if (outOfTime)
+      return std::nullopt;
     std::optional<Solution> lowest = solve(-1, limits);
     if (!lowest)
       return std::nullopt;
     optimal = lowest->optimal;
     outcome.nodes += lowest->nodes;
-    outcome.timedOut |= lowest->timedOut;
     double peak = modelPeak(lowest->values) * kBytes;
-    solution = solve(peak + 1e-6, limits);
+    if (!outOfTime)
+      solution = solve(peak + 1e-6, limits);
     if (solution)
-      outcome.nodes += solution->nodes, outcome.timedOut |= solution->timedOut;
+      outcome.nodes += solution->nodes;
     else
       solution = lowest;
   }
@@ -605,8 +620,11 @@ std::optional<IlpOutcome> Problem::run(int64_t target,
 } // namespace
 
 std::optional<IlpOutcome> rematByIlp(func::FuncOp function, int64_t target,
-                                     const IlpLimits &limits) {
-  return Problem(function).run(target, limits);
+                                     const IlpLimits &limits, bool &timedOut) {
+  Problem problem(function);
+  std::optional<IlpOutcome> outcome = problem.run(target, limits);
+  timedOut = problem.ranOutOfTime();
+  return outcome;
 }
 
 } // namespace trainc::graph::remat

@@ -93,9 +93,6 @@ struct IlpOutcome {
   double flops = 0;
   /// Proven optimal, not cut short by a limit.
   bool optimal = false;
-  /// A solve was cut short by the time limit (not the node limit): the
-  /// plan may differ on a slower or busier machine.
-  bool timedOut = false;
   /// Branch-and-bound nodes of every solve.
   int64_t nodes = 0;
   double seconds = 0;
@@ -113,9 +110,11 @@ struct IlpLimits {
 /// the fewest recomputed flops that bring the peak to `target`, or, where
 /// no choice does, the lowest peak and then the fewest flops. Changes
 /// nothing and returns nullopt if the solver finds no solution within
-/// `limits`.
+/// `limits`. `timedOut`: a solve stopped at the time limit (not the node
+/// limit), so the answer may differ on a slower or busier machine.
 std::optional<IlpOutcome> rematByIlp(mlir::func::FuncOp function,
-                                     int64_t target, const IlpLimits &limits);
+                                     int64_t target, const IlpLimits &limits,
+                                     bool &timedOut);
 
 } // namespace trainc::graph::remat
 
