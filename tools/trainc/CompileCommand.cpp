@@ -63,7 +63,8 @@ void addTrainingOptions(CLI::App &command, TrainingPipelineOptions &t) {
       ->check(nonNegative());
 
   auto *optimizer = command.add_option_group("Optimizer");
-  optimizer->add_option("--optimizer", t.optimizer, "sgd, adam, adamw or adagrad")
+  optimizer
+      ->add_option("--optimizer", t.optimizer, "sgd, adam, adamw or adagrad")
       ->check(CLI::IsMember({"sgd", "adam", "adamw", "adagrad"}))
       ->capture_default_str();
   optimizer
@@ -121,8 +122,9 @@ void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
                   "stored in bf16, products compute in f32")
       ->check(CLI::IsMember({"off", "bf16", "fp16", "bf16-storage"}))
       ->capture_default_str();
-  command.add_option("--cpu", options.cpu,
-                     "Target CPU: native (this machine) or an LLVM CPU name")
+  command
+      .add_option("--cpu", options.cpu,
+                  "Target CPU: native (this machine) or an LLVM CPU name")
       ->capture_default_str();
   command.add_option("--dispatch", options.dispatch,
                      "KERNEL=BACKEND: run KERNEL (e.g. conv or graph.conv) on "
@@ -297,7 +299,8 @@ static std::string modelHash(const CompileCommandOptions &options) {
   std::string suffix = text.str();
   hash = rt::fnv1a(suffix.data(), suffix.size(), hash);
   char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  std::snprintf(hex, sizeof(hex), "%016llx",
+                static_cast<unsigned long long>(hash));
   return hex;
 }
 
@@ -343,9 +346,10 @@ int runCompileCommand(const CompileCommandOptions &options) {
   mlir::ModuleOp module = *imported->module;
   std::string output = options.output;
   if (output.empty())
-    output = options.emit == "so"
-                 ? "lib" + llvm::sys::path::stem(options.model.model).str() + ".so"
-                 : "-";
+    output =
+        options.emit == "so"
+            ? "lib" + llvm::sys::path::stem(options.model.model).str() + ".so"
+            : "-";
   // Nothing the command reads is written over, by any name.
   std::vector<std::string> inputs = {options.model.model,
                                      options.runtimeLibrary};
@@ -547,11 +551,13 @@ int runCompileCommand(const CompileCommandOptions &options) {
     bool fits = mlir::succeeded(
         lowerWithinBudget(module, *budget, lower, budgetReport, error));
     if (budgetReport.timedOutPlans)
-      spdlog::warn("--memory-budget: {} recomputation plans stopped at "
-                   "CBC's time limit, not its node limit: on a slower or "
+      spdlog::warn("--memory-budget: the integer program stopped at CBC's "
+                   "time limit, not its node limit{}: on a slower or "
                    "busier machine the plan (or the smallest arena) may "
                    "differ (docs/TRAINING.md, Rematerialization)",
-                   budgetReport.timedOutPlans);
+                   budgetReport.greedyAfterTimeout
+                       ? "; the plans after it are the greedy's"
+                       : "");
     if (!fits || failed) {
       if (!failed)
         spdlog::error("{}: {}", options.model.model, error);
@@ -670,7 +676,8 @@ int runCompileCommand(const CompileCommandOptions &options) {
              : defaultRuntimeLibrary(programPath);
   codegen.modelHash = modelHash(options);
   std::string stem = llvm::sys::path::stem(output).str();
-  codegen.modelName = llvm::StringRef(stem).starts_with("lib") ? stem.substr(3) : stem;
+  codegen.modelName =
+      llvm::StringRef(stem).starts_with("lib") ? stem.substr(3) : stem;
   codegen.trainingJson = trainingJson(module, amp);
   codegen.profile = options.instrument;
   codegen.checkNumerics = options.checkNumerics;
@@ -711,8 +718,9 @@ int runCompileCommand(const CompileCommandOptions &options) {
     llvm::sys::path::append(path, codegen.modelName + suffix);
     return std::string(path);
   };
-  for (auto [path, text] : {std::make_pair(sibling(".h"), library->header),
-                            std::make_pair(sibling(".json"), library->manifestJson)}) {
+  for (auto [path, text] :
+       {std::make_pair(sibling(".h"), library->header),
+        std::make_pair(sibling(".json"), library->manifestJson)}) {
     std::string error = writeFileAtomically(path, text + "\n");
     if (!error.empty()) {
       spdlog::error("{}", error);

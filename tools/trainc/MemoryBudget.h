@@ -43,6 +43,9 @@ struct BudgetReport {
   /// Plans whose integer program stopped at CBC's time limit (not its node
   /// limit): the search's answer may differ on a slower or busier machine.
   int timedOutPlans = 0;
+  /// Whether the plans after the first that timed out were made by the
+  /// greedy alone (the integer program is not tried again on that graph).
+  bool greedyAfterTimeout = false;
   int attempts = 0;
   /// Whether the elementwise functions and the parameter copies (a
   /// weight's live-tap slice, its bf16 copy) the backward pass reads are
