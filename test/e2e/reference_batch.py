@@ -24,8 +24,8 @@ def error(a, b):
 def spread(fp32_path):
     """The reference's fp32 result farthest from fp64 for the tensor of
     `fp32_path` (<ref>/fp32/<rel>.npy): <ref>/fp32_spread/<rel>.npy, which
-    models/export.py writes where a run on perturbed weights is farther
-    than the plain one, else the plain one."""
+    models/export.py writes where a run on perturbed weights or on two
+    threads is farther than the plain one, else the plain one."""
     head, rel = fp32_path, []
     while os.path.basename(head) != "fp32":
         head, part = os.path.split(head)

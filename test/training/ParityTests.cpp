@@ -12,7 +12,7 @@
 // test instead requires e(trainc, PyTorch fp64) <= 4 e(PyTorch fp32, fp64).
 // PyTorch's fp32 error there is that of its fp32 result farthest from fp64:
 // the reference's fp32_spread/ file where models/export.py wrote one (a run
-// on perturbed weights, farther than the plain fp32 run).
+// on perturbed weights or on two threads, farther than the plain fp32 run).
 //
 //===----------------------------------------------------------------------===//
 #include "TrainingTestSupport.h"
