@@ -35,24 +35,29 @@ MODELS = ["transformer", "gpt2", "bert", "class_token", "tied_head", "cnn_bn_ops
 
 
 def export_one(name, exporter, path):
-    spec = export.SPECS[name]
+    export_spec(export.SPECS[name], exporter, path)
+
+
+def export_spec(spec, exporter, path):
+    """`spec`'s model (export.Spec) exported by this torch's `exporter`
+    ("torchscript" or "dynamo") to `path`, in training mode."""
     model = export.build(spec)
     model.train()
     args = tuple(torch.zeros(s, dtype=getattr(torch, export.tensor_dtype(d)))
                  for _, s, d in spec.inputs)
     names = [n for n, _, _ in spec.inputs]
+    outputs = spec.output_names()
     if exporter == "torchscript":
         torch.onnx.export(model, args, path, dynamo=False, opset_version=spec.opset,
                           training=torch.onnx.TrainingMode.TRAINING,
                           do_constant_folding=False, input_names=names,
-                          output_names=["logits"],
-                          dynamic_axes={**{n: {0: "batch"} for n in names},
-                                        "logits": {0: "batch"}})
+                          output_names=outputs,
+                          dynamic_axes={n: {0: "batch"} for n in names + outputs})
     else:
         batch = torch.export.Dim("batch")
         torch.onnx.export(model, args, path, dynamo=True, optimize=False,
                           opset_version=max(18, spec.opset), input_names=names,
-                          output_names=["logits"], external_data=False,
+                          output_names=outputs, external_data=False,
                           dynamic_shapes=tuple({0: batch} for _ in names))
     m = onnx.load(path)
     inits = {t.name for t in m.graph.initializer}

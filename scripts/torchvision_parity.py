@@ -10,7 +10,14 @@ the error over the parity criterion's bound (docs/TRAINING.md; at most 1
 passes).
 
   /usr/bin/python3 scripts/torchvision_parity.py --trainc build/bin/trainc \\
-      --workdir DIR [--only NAME ...] [--table FILE.md]
+      --workdir DIR [--only NAME ...] [--table FILE.md] [--exporter E]
+
+--exporter torch2-torchscript or torch2-dynamo exports with a torch 2.x
+instead (the benchmark's virtual environment, bench/setup_peers.sh; the
+dynamo exporter needs onnxscript): this script runs again under that
+interpreter (--torch2-python) to write the file, with that torchvision's
+model; PyTorch's reference is still Debian's torch 1.13 on the file's
+weights (models/export_torch2.py).
 
 The big models take minutes each (PyTorch's fp64 steps on one thread);
 CI runs the small ones (test/CMakeLists.txt TRAINC_TORCHVISION_PARITY).
@@ -71,7 +78,20 @@ def run_one(args, name, px, batch, kwargs):
     onnx_path = os.path.join(work, name + ".onnx")
     ref = os.path.join(work, name + ".ref")
     started = time.time()
-    export.export_torch(name, spec, onnx_path)
+    if args.exporter == "torch1.13":
+        export.export_torch(name, spec, onnx_path)
+    else:
+        wrote = subprocess.run(
+            [args.torch2_python, os.path.abspath(__file__), "--export-only", name,
+             "--exporter", args.exporter, "--path", onnx_path],
+            capture_output=True, text=True)
+        with open(os.path.join(work, "export.log"), "w") as f:
+            f.write(wrote.stdout + wrote.stderr)
+        if wrote.returncode:
+            tail = (wrote.stdout + wrote.stderr).strip().splitlines()[-1:]
+            print(f"{name}: {args.exporter} export failed: {' '.join(tail)}", flush=True)
+            return (f"| {name} | {px} px, batch {batch} | - | {args.exporter} export "
+                    f"failed: {' '.join(tail)} | - | FAIL |"), False
     export.cmd_reference(name, onnx_path, ref, spec=spec, autocast_bf16=False)
     torch_seconds = time.time() - started
     summary = os.path.join(work, "margins.json")
@@ -102,15 +122,37 @@ def run_one(args, name, px, batch, kwargs):
             f"{'pass' if passed else f'FAIL ({failing} over)'} |"), passed
 
 
+def export_only(args):
+    """Under a torch 2.x: write args.export_only's file with its exporter."""
+    import export_torch2
+    family = next(f for f in FAMILIES if f[0] == args.export_only)
+    exporter = args.exporter[len("torch2-"):]
+    export_torch2.export_spec(spec_of(*family), exporter, args.path)
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__)
-    p.add_argument("--trainc", required=True)
-    p.add_argument("--workdir", required=True)
+    p.add_argument("--trainc")
+    p.add_argument("--workdir")
     p.add_argument("--only", nargs="+", choices=[f[0] for f in FAMILIES], metavar="NAME")
     p.add_argument("--table", help="also write the table to this file")
+    p.add_argument("--exporter", default="torch1.13",
+                   choices=["torch1.13", "torch2-torchscript", "torch2-dynamo"])
+    p.add_argument("--torch2-python", default=os.path.join(ROOT, "bench", ".venv", "bin", "python"),
+                   help="the torch 2.x interpreter of --exporter torch2-*")
+    p.add_argument("--export-only", choices=[f[0] for f in FAMILIES], help=argparse.SUPPRESS)
+    p.add_argument("--path", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.export_only:
+        return export_only(args)
+    if not args.trainc or not args.workdir:
+        p.error("--trainc and --workdir are required")
+    if args.exporter != "torch1.13" and not os.access(args.torch2_python, os.X_OK):
+        p.error(f"--exporter {args.exporter}: no torch 2.x interpreter at "
+                f"{args.torch2_python} (bench/setup_peers.sh, or --torch2-python)")
     args.trainc = os.path.abspath(args.trainc)
     rows = ["| model | input | tensors | worst tensor | margin | 3 SGD steps |",
             "|---|---|--:|---|--:|---|"]
