@@ -29,6 +29,13 @@ struct KnownTensor {
   llvm::SmallVector<double> floats; ///< floating-point elements
 
   bool isFloat() const { return llvm::isa<mlir::FloatType>(elementType); }
+  /// Appends `from`'s element at `offset` (a tensor of the same kind).
+  void appendElementOf(const KnownTensor &from, int64_t offset) {
+    if (from.isFloat())
+      floats.push_back(from.floats[offset]);
+    else
+      ints.push_back(from.ints[offset]);
+  }
   /// The product of `shape`, or -1 when a dimension is negative or the
   /// product overflows (a shape computed from a hostile file).
   int64_t numElements() const;

@@ -43,13 +43,15 @@ LogicalResult reshapeBatchRelative(NodeImporter &n, Value input,
   ArrayRef<int64_t> inputShape = inputType.getShape();
   SmallVector<bool> inputDependent =
       n.batchDependence("reshape-input", inputShape);
-  SmallVector<bool> targetDependent = n.batchDependence("reshape-target", target);
+  SmallVector<bool> targetDependent =
+      n.batchDependence("reshape-target", target);
   SmallVector<int64_t> shape(target);
   SmallVector<size_t> inferred;
   for (size_t i = 0; i < target.size(); ++i) {
     if (!targetDependent[i])
       continue;
-    if (i < inputShape.size() && inputDependent[i] && inputShape[i] == target[i])
+    if (i < inputShape.size() && inputDependent[i] &&
+        inputShape[i] == target[i])
       shape[i] = 0;
     else
       inferred.push_back(i);
@@ -61,7 +63,8 @@ LogicalResult reshapeBatchRelative(NodeImporter &n, Value input,
               std::to_string(inferred.size()) +
               " dimensions; baking the current batch size into it");
   }
-  auto result = n.create<graph::ReshapeOp>({input}, {n.arrayAttr("shape", shape)});
+  auto result =
+      n.create<graph::ReshapeOp>({input}, {n.arrayAttr("shape", shape)});
   if (failed(result))
     return failure();
   n.setOutput(0, *result);
@@ -116,7 +119,8 @@ LogicalResult importConstantOfShape(NodeImporter &n) {
       return n.error("the fill value must have one element");
     fill = std::move(*decoded);
   }
-  if (llvm::any_of(n.batchDependence("shape", *shape), [](bool b) { return b; }))
+  if (llvm::any_of(n.batchDependence("shape", *shape),
+                   [](bool b) { return b; }))
     n.warning("the constant's shape depends on the batch size; baking the "
               "current batch size into it");
   KnownTensor result;
@@ -154,8 +158,8 @@ LogicalResult importShape(NodeImporter &n) {
   start = clamp(start);
   end = std::max(clamp(end), start);
   SmallVector<int64_t> values(dims.begin() + start, dims.begin() + end);
-  n.setKnownOutput(0, KnownTensor::ofInts(n.builder().getI64Type(),
-                                          {end - start}, values));
+  n.setKnownOutput(
+      0, KnownTensor::ofInts(n.builder().getI64Type(), {end - start}, values));
   return success();
 }
 
@@ -421,7 +425,8 @@ LogicalResult importSlice(NodeImporter &n) {
     return n.error("starts, ends, axes and steps differ in length");
 
   // One normalized (start, end, step) per dimension; ONNX's clamping.
-  SmallVector<int64_t> allStarts(rank, 0), allEnds(inputShape), allSteps(rank, 1);
+  SmallVector<int64_t> allStarts(rank, 0), allEnds(inputShape),
+      allSteps(rank, 1);
   for (size_t k = 0; k < axes.size(); ++k) {
     auto axis = n.normalizeAxis(axes[k], rank);
     if (failed(axis))
@@ -445,9 +450,11 @@ LogicalResult importSlice(NodeImporter &n) {
     allEnds[*axis] = end;
     allSteps[*axis] = step;
   }
-  if (value && !value->isFloat()) {
+  if (value && (!value->isFloat() || !n.isWeight(0))) {
     // Shape arithmetic (torch's pads: a [-1, 2] table reversed by a
-    // slice): evaluated, any rank.
+    // slice) and masks (Swin's shifted-window mask as torch 2.x's dynamo
+    // exporter writes it): evaluated, any rank. Not a weight: a small
+    // float initializer is known, but it is trained through this slice.
     SmallVector<SmallVector<int64_t>> picked(rank);
     KnownTensor result;
     result.elementType = value->elementType;
@@ -461,7 +468,7 @@ LogicalResult importSlice(NodeImporter &n) {
       int64_t offset = 0;
       for (int64_t d = 0; d < rank; ++d)
         offset = offset * inputShape[d] + picked[d][index[d]];
-      result.ints.push_back(value->ints[offset]);
+      result.appendElementOf(*value, offset);
     });
     n.setKnownOutput(0, std::move(result));
     return success();
@@ -570,7 +577,9 @@ LogicalResult importTranspose(NodeImporter &n) {
                    ", ") +
         "] is not a permutation of the " + std::to_string(type->getRank()) +
         " axes");
-  if (const KnownTensor *value = n.known(0); value && !value->isFloat()) {
+  // Evaluated (shape arithmetic, masks), but never a weight.
+  if (const KnownTensor *value = n.known(0);
+      value && (!value->isFloat() || !n.isWeight(0))) {
     KnownTensor result;
     result.elementType = value->elementType;
     for (int64_t axis : perm)
@@ -581,7 +590,7 @@ LogicalResult importTranspose(NodeImporter &n) {
         auto it = llvm::find(perm, d);
         offset = offset * value->shape[d] + index[it - perm.begin()];
       }
-      result.ints.push_back(value->ints[offset]);
+      result.appendElementOf(*value, offset);
     });
     n.setKnownOutput(0, std::move(result));
     return success();

@@ -217,6 +217,8 @@ const Case kCases[] = {
     {"test_gather_1", "data movement"},
     {"test_gather_2d_indices", "data movement"},
     {"test_gather_negative_indices", "data movement"},
+    {"test_gathernd_example_float32", "data movement"},
+    {"test_gathernd_example_int32", "data movement"},
     {"test_gemm_all_attributes", "neural"},
     {"test_gemm_alpha", "neural"},
     {"test_gemm_beta", "neural"},
@@ -530,6 +532,8 @@ constexpr const char *kZeroSize =
 
 /// Node tests of supported op families that are not run, and why.
 const std::map<std::string, std::string> kExcluded = {
+    {"test_gathernd_example_int32_batch_dim1",
+     "GatherND with batch_dims 1: refused with an error (only 0)"},
     {"test_einsum_batch_diagonal",
      "Einsum with an index repeated in one operand (a diagonal): not "
      "supported yet"},
@@ -617,7 +621,7 @@ const std::set<std::string> kSupportedOps = {
     "LessOrEqual", "GreaterOrEqual", "Where", "ReduceSum", "ReduceMean",
     "ReduceMax", "ReduceMin", "ReduceL2", "ArgMax", "Softmax", "LogSoftmax", "Reshape", "Flatten", "Squeeze",
     "Unsqueeze", "Transpose", "Expand", "Concat", "Slice", "Gather",
-    "GatherElements",
+    "GatherElements", "GatherND",
     "Constant", "ConstantOfShape", "Shape", "MatMul", "Gemm", "Conv",
     "MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization",
     "LayerNormalization", "InstanceNormalization", "Dropout", "Einsum", "Mod", "ScatterND", "Max", "Min", "CumSum", "ConvTranspose", "Resize"};
@@ -672,7 +676,7 @@ TEST_CASE("ONNX node tests: reductions and softmax", "[onnx]") {
 }
 
 TEST_CASE("ONNX node tests: data movement", "[onnx]") {
-  runFamily("data movement", 126);
+  runFamily("data movement", 128);
 }
 
 TEST_CASE("ONNX node tests: neural network ops", "[onnx]") {
