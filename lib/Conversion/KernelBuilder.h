@@ -345,6 +345,13 @@ std::pair<Operand, Operand> softmaxStatistics(KernelBuilder &kb,
                                               const Space &space, Operand input,
                                               unsigned rowId);
 
+/// graph.reduce_sum/reduce_mean/reduce_max over their axes, graph.argmax,
+/// graph.global_avg_pool and (log_)softmax (GeneratedReductionKernels.cpp).
+enum class Reduce { Sum, Mean, Max };
+LogicalResult buildReduce(KernelBuilder &kb, Reduce kind);
+LogicalResult buildArgMax(KernelBuilder &kb);
+LogicalResult buildGlobalAvgPool(KernelBuilder &kb);
+LogicalResult buildSoftmax(KernelBuilder &kb, bool logarithm);
 LogicalResult buildLayerNorm(KernelBuilder &kb);
 LogicalResult buildLayerNormBackward(KernelBuilder &kb);
 LogicalResult buildBatchNormTraining(KernelBuilder &kb);
