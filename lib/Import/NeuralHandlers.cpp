@@ -91,7 +91,8 @@ FailureOr<Window> readWindow(NodeImporter &n, RankedTensorType input,
       int64_t size = input.getDimSize(i + 2), stride = window.strides[i];
       int64_t effective = (window.kernel[i] - 1) * window.dilations[i] + 1;
       int64_t out = (size + stride - 1) / stride;
-      int64_t total = std::max<int64_t>(0, (out - 1) * stride + effective - size);
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * stride + effective - size);
       int64_t small = total / 2, large = total - small;
       window.pads[i] = autoPad == "SAME_UPPER" ? small : large;
       window.pads[i + spatial] = autoPad == "SAME_UPPER" ? large : small;
@@ -112,7 +113,8 @@ LogicalResult importConv(NodeImporter &n) {
   auto weight = cast<RankedTensorType>((*operands)[1].getType());
   SmallVector<int64_t> kernel = n.getInts("kernel_shape");
   if (kernel.empty())
-    kernel.assign(weight.getShape().begin() + std::min<int64_t>(2, weight.getRank()),
+    kernel.assign(weight.getShape().begin() +
+                      std::min<int64_t>(2, weight.getRank()),
                   weight.getShape().end());
   auto window = readWindow(n, input, kernel);
   if (failed(window))
@@ -264,13 +266,13 @@ LogicalResult importMaxPool(NodeImporter &n) {
   auto window = readWindow(n, *type, n.getInts("kernel_shape"));
   if (failed(window))
     return failure();
-  return finish(n, n.create<graph::MaxPoolOp>(
-                       {*n.input(0)},
-                       {n.arrayAttr("kernel_shape", window->kernel),
-                        n.arrayAttr("strides", window->strides),
-                        n.arrayAttr("pads", window->pads),
-                        n.arrayAttr("dilations", window->dilations),
-                        n.boolAttr("ceil_mode", ceilMode)}));
+  return finish(n,
+                n.create<graph::MaxPoolOp>(
+                    {*n.input(0)}, {n.arrayAttr("kernel_shape", window->kernel),
+                                    n.arrayAttr("strides", window->strides),
+                                    n.arrayAttr("pads", window->pads),
+                                    n.arrayAttr("dilations", window->dilations),
+                                    n.boolAttr("ceil_mode", ceilMode)}));
 }
 
 LogicalResult importAveragePool(NodeImporter &n) {
@@ -328,10 +330,9 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
     return finish(n, n.create<graph::BatchNormInferenceOp>(
                          *operands, {n.f64Attr("epsilon", epsilon)}));
   }
-  auto op = n.createOp(graph::BatchNormTrainingOp::getOperationName(),
-                       *operands,
-                       {n.f64Attr("epsilon", epsilon),
-                        n.f64Attr("momentum", momentum)});
+  auto op = n.createOp(
+      graph::BatchNormTrainingOp::getOperationName(), *operands,
+      {n.f64Attr("epsilon", epsilon), n.f64Attr("momentum", momentum)});
   if (failed(op))
     return failure();
   for (unsigned i = 0; i < 3; ++i)
@@ -434,6 +435,7 @@ const HandlerTable &handlerTable() {
     registerPadHandler(t);
     registerResizeHandler(t);
     registerCompositeHandlers(t);
+    registerSplitHandlers(t);
     registerEinsumHandler(t);
     registerNeuralHandlers(t);
     registerLossHandlers(t);

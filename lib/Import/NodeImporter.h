@@ -177,6 +177,7 @@ void registerPadHandler(HandlerTable &table);
 void registerGatherHandlers(HandlerTable &table);
 void registerResizeHandler(HandlerTable &table);
 void registerCompositeHandlers(HandlerTable &table);
+void registerSplitHandlers(HandlerTable &table);
 void registerEinsumHandler(HandlerTable &table);
 void registerNeuralHandlers(HandlerTable &table);
 void registerLossHandlers(HandlerTable &table);
