@@ -41,7 +41,7 @@ import os
 import shutil
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, List, Optional, Tuple
 
 import numpy as np
@@ -500,6 +500,45 @@ def load_from_onnx(module: nn.Module, path: str):
     return state
 
 
+def with_file_batch_norms(spec: Spec, path: str) -> Spec:
+    """`spec` whose BatchNorm modules take their momentum and epsilon from
+    the file's BatchNormalization nodes (found by their scale, an
+    initializer named MODULE.weight) where those differ from the module's
+    beyond float32 rounding: PyTorch's reference is the file's model.
+    torchvision 0.29's MaxViT keeps running statistics with momentum 0.01
+    where 0.14's, which the reference is built from, uses 0.99."""
+    m = onnx.load(path, load_external_data=False)
+    inits = {t.name for t in m.graph.initializer}
+    norms = {}
+    for n in m.graph.node:
+        if n.op_type == "BatchNormalization" and len(n.input) > 1 and \
+                n.input[1] in inits and n.input[1].endswith(".weight"):
+            attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
+            # ONNX's momentum weighs the running value, PyTorch's the batch's.
+            norms[n.input[1][:-len(".weight")]] = (1 - attrs.get("momentum", 0.9),
+                                                   attrs.get("epsilon", 1e-5))
+
+    def build_like_file():
+        model = spec.build()
+        changed = []
+        for name, module in model.named_modules():
+            if not isinstance(module, nn.modules.batchnorm._BatchNorm) or name not in norms:
+                continue
+            momentum, eps = norms[name]
+            if module.momentum is not None and abs(module.momentum - momentum) > 1e-6:
+                changed.append(f"{name}: momentum {module.momentum} -> {momentum:.6g}")
+                module.momentum = momentum
+            if abs(module.eps - eps) > 1e-6 * max(eps, 1e-6):
+                changed.append(f"{name}: eps {module.eps} -> {eps:.6g}")
+                module.eps = eps
+        if changed and not getattr(build_like_file, "reported", False):
+            build_like_file.reported = True
+            print(f"{path}: BatchNorm settings taken from the file for {len(changed)} "
+                  f"module(s), e.g. {changed[0]}")
+        return model
+    return replace(spec, build=build_like_file) if norms else spec
+
+
 def save(root: str, rel: str, a):
     path = os.path.join(root, rel + ".npy")
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -636,7 +675,7 @@ def cmd_reference(name: str, onnx_path: str, out: str, spec: Optional[Spec] = No
     `onnx_path`, into `out`; without `autocast_bf16`, no autocast run."""
     if spec is None and name not in SPECS:
         sys.exit(f"no torch reference for {name!r}; known: {', '.join(SPECS)}")
-    spec = spec or SPECS[name]
+    spec = with_file_batch_norms(spec or SPECS[name], onnx_path)
     module = build(spec)
     state = load_from_onnx(module, onnx_path)
     xs, labels = make_inputs(spec)
