@@ -16,8 +16,7 @@ using namespace mlir;
 namespace trainc::import {
 namespace {
 
-template <typename OpTy>
-LogicalResult importUnary(NodeImporter &n) {
+template <typename OpTy> LogicalResult importUnary(NodeImporter &n) {
   auto input = n.input(0);
   if (failed(input))
     return failure();
@@ -31,10 +30,9 @@ LogicalResult importUnary(NodeImporter &n) {
 /// Broadcasts two known integer tensors through `compute`; nullopt when
 /// either is unknown or not integer.
 template <typename Compute>
-std::optional<KnownTensor> broadcastKnown(const KnownTensor *lhs,
-                                          const KnownTensor *rhs,
-                                          Type resultElementType,
-                                          Compute compute) {
+std::optional<KnownTensor>
+broadcastKnown(const KnownTensor *lhs, const KnownTensor *rhs,
+               Type resultElementType, Compute compute) {
   if (!lhs || !rhs || lhs->isFloat() || rhs->isFloat())
     return std::nullopt;
   auto shape = graph::broadcastShapes(lhs->shape, rhs->shape);
@@ -76,8 +74,8 @@ template <typename OpTy, typename Compute>
 LogicalResult importBinary(NodeImporter &n, Compute compute,
                            bool comparison = false) {
   const KnownTensor *lhs = n.known(0), *rhs = n.known(1);
-  Type elementType = comparison ? n.builder().getI1Type()
-                                : (lhs ? lhs->elementType : Type());
+  Type elementType =
+      comparison ? n.builder().getI1Type() : (lhs ? lhs->elementType : Type());
   if (auto folded = broadcastKnown(lhs, rhs, elementType, compute)) {
     n.setKnownOutput(0, std::move(*folded));
     return success();
@@ -165,9 +163,8 @@ LogicalResult importMod(NodeImporter &n) {
 }
 LogicalResult importPow(NodeImporter &n) {
   return importBinary<graph::PowOp>(
-      n, [](int64_t, int64_t) -> std::optional<int64_t> {
-        return std::nullopt;
-      });
+      n,
+      [](int64_t, int64_t) -> std::optional<int64_t> { return std::nullopt; });
 }
 LogicalResult importEqual(NodeImporter &n) {
   return importBinary<graph::EqualOp>(
@@ -206,12 +203,16 @@ LogicalResult importWhere(NodeImporter &n) {
                     *rhs = n.known(2);
   if (condition && lhs && rhs && !lhs->isFloat() && !rhs->isFloat()) {
     // select(c, a, b) = c * a + (1 - c) * b, on integers.
-    auto taken = broadcastKnown(
-        condition, lhs, lhs->elementType,
-        [](int64_t c, int64_t a) -> std::optional<int64_t> { return c ? a : 0; });
-    auto mask = broadcastKnown(
-        condition, rhs, rhs->elementType,
-        [](int64_t c, int64_t b) -> std::optional<int64_t> { return c ? 0 : b; });
+    auto taken =
+        broadcastKnown(condition, lhs, lhs->elementType,
+                       [](int64_t c, int64_t a) -> std::optional<int64_t> {
+                         return c ? a : 0;
+                       });
+    auto mask =
+        broadcastKnown(condition, rhs, rhs->elementType,
+                       [](int64_t c, int64_t b) -> std::optional<int64_t> {
+                         return c ? 0 : b;
+                       });
     if (taken && mask) {
       auto sum = broadcastKnown(
           &*taken, &*mask, lhs->elementType,
@@ -237,7 +238,7 @@ LogicalResult importWhere(NodeImporter &n) {
 }
 
 LogicalResult importIdentity(NodeImporter &n) {
-  if (const KnownTensor *value = n.known(0)) {
+  if (const KnownTensor *value = n.foldable(0)) {
     n.setKnownOutput(0, *value);
     return success();
   }
@@ -249,7 +250,10 @@ LogicalResult importIdentity(NodeImporter &n) {
 }
 
 /// Input 0 converted to `target` (a known value at import time, else a
-/// graph.cast).
+/// graph.cast). A small float initializer is folded even though it has a
+/// parameter's role: torch 2.x's dynamo exporter writes a model's scalar
+/// constants (`x * 0.5`) as initializers read through CastLike, which
+/// PyTorch does not train.
 LogicalResult importCastTo(NodeImporter &n, Type target) {
   if (const KnownTensor *value = n.known(0)) {
     KnownTensor result = *value;
@@ -410,8 +414,7 @@ LogicalResult importDropout(NodeImporter &n) {
   return success();
 }
 
-template <typename OpTy>
-LogicalResult importSoftmax(NodeImporter &n) {
+template <typename OpTy> LogicalResult importSoftmax(NodeImporter &n) {
   auto type = n.inputType(0);
   if (failed(type))
     return failure();

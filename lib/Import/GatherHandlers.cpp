@@ -212,6 +212,21 @@ LogicalResult importGatherND(NodeImporter &n) {
     return n.error("the data's shape must be static");
   if (known && ShapedType::isDynamic(dataShape[0]))
     return n.error("the data's first dimension must be static");
+  // graph.reshape reads a 0 entry as "keep the input's size".
+  if (k > 1 && llvm::is_contained(dataShape, 0))
+    return n.error("data with a dimension of size 0 is not supported with "
+                   "index tuples of " +
+                   std::to_string(k) + " entries");
+  // The reshapes below write sizes: one that changes with the batch is
+  // baked in.
+  auto anyOf = [](ArrayRef<bool> flags) {
+    return llvm::is_contained(flags, true);
+  };
+  if ((k > 1 || !known) &&
+      (anyOf(n.batchDependence("gathernd-data", dataShape)) ||
+       anyOf(n.batchDependence("gathernd-indices", indexShape))))
+    n.warning("GatherND's shapes depend on the batch size; baking the "
+              "current batch size into its reshapes");
   SmallVector<int64_t> tuples(indexShape.drop_back());
   int64_t count = 1;
   for (int64_t size : named)

@@ -40,8 +40,9 @@ static Location nodeLocation(ImportState &state, const onnx::NodeProto &node,
   std::string name = node.name().empty()
                          ? node.op_type() + "#" + std::to_string(index)
                          : node.name();
-  return NameLoc::get(StringAttr::get(&state.context, name),
-                      FileLineColLoc::get(&state.context, state.fileName, 0, 0));
+  return NameLoc::get(
+      StringAttr::get(&state.context, name),
+      FileLineColLoc::get(&state.context, state.fileName, 0, 0));
 }
 
 NodeImporter::NodeImporter(ImportState &state, const onnx::NodeProto &node,
@@ -64,6 +65,11 @@ const KnownTensor *NodeImporter::known(unsigned i) const {
   if (it == state_.values.end() || !it->second.known)
     return nullptr;
   return &*it->second.known;
+}
+
+const KnownTensor *NodeImporter::foldable(unsigned i) const {
+  const KnownTensor *value = known(i);
+  return value && value->isFloat() && isWeight(i) ? nullptr : value;
 }
 
 bool NodeImporter::isWeight(unsigned i) const {
@@ -312,8 +318,8 @@ LogicalResult NodeImporter::error(const llvm::Twine &message) {
     std::string name = node_.name().empty()
                            ? node_.op_type() + "#" + std::to_string(nodeIndex_)
                            : node_.name();
-    state_.error = "node '" + name + "' (" + node_.op_type() +
-                   "): " + message.str();
+    state_.error =
+        "node '" + name + "' (" + node_.op_type() + "): " + message.str();
   }
   return failure();
 }

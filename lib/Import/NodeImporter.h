@@ -72,6 +72,13 @@ public:
   /// float initializers are known too, although they are parameters: only
   /// fold a float value when `isWeight(i)` is false.
   const KnownTensor *known(unsigned i) const;
+  /// known(i) where its value may be folded into what the node computes:
+  /// not a float weight (a parameter, state or frozen constant is an
+  /// argument of @forward and is trained through every op that reads it,
+  /// however small). Handlers that pass a value on (Identity, Reshape,
+  /// Squeeze, Unsqueeze, Slice, Transpose, Expand) take this; Cast and
+  /// CastLike fold small float initializers (ElementwiseHandlers.cpp).
+  const KnownTensor *foldable(unsigned i) const;
   /// True when input `i` is a float initializer with a role (a parameter,
   /// state or frozen constant): an argument of @forward, never folded.
   bool isWeight(unsigned i) const;

@@ -187,7 +187,7 @@ LogicalResult importUnsqueeze(NodeImporter &n) {
   auto axes = squeezeAxes(n);
   if (failed(axes))
     return failure();
-  const KnownTensor *value = n.known(0);
+  const KnownTensor *value = n.foldable(0);
   auto knownShape = shapeOf(n, 0);
   if (failed(knownShape))
     return failure();
@@ -218,7 +218,7 @@ LogicalResult importSqueeze(NodeImporter &n) {
   auto axes = squeezeAxes(n);
   if (failed(axes))
     return failure();
-  const KnownTensor *value = n.known(0);
+  const KnownTensor *value = n.foldable(0);
   auto knownShape = shapeOf(n, 0);
   if (failed(knownShape))
     return failure();
@@ -358,7 +358,7 @@ LogicalResult importReshape(NodeImporter &n) {
                    " into " + graph::formatShape(*requested) +
                    ": the element counts differ");
   }
-  if (const KnownTensor *value = n.known(0)) {
+  if (const KnownTensor *value = n.foldable(0)) {
     KnownTensor result = *value;
     result.shape = target;
     n.setKnownOutput(0, std::move(result));
@@ -392,7 +392,7 @@ LogicalResult importSlice(NodeImporter &n) {
   if (failed(ends))
     return failure();
   SmallVector<int64_t> inputShape;
-  const KnownTensor *value = n.known(0);
+  const KnownTensor *value = n.foldable(0);
   if (value) {
     inputShape = value->shape;
   } else {
@@ -450,19 +450,25 @@ LogicalResult importSlice(NodeImporter &n) {
     allEnds[*axis] = end;
     allSteps[*axis] = step;
   }
-  if (value && (!value->isFloat() || !n.isWeight(0))) {
+  if (value) {
     // Shape arithmetic (torch's pads: a [-1, 2] table reversed by a
     // slice) and masks (Swin's shifted-window mask as torch 2.x's dynamo
-    // exporter writes it): evaluated, any rank. Not a weight: a small
-    // float initializer is known, but it is trained through this slice.
+    // exporter writes it): evaluated, any rank.
     SmallVector<SmallVector<int64_t>> picked(rank);
     KnownTensor result;
     result.elementType = value->elementType;
+    // An empty value may have a huge axis beside its zero one (a hostile
+    // file): its slice is counted, not walked.
+    bool empty = value->numElements() == 0;
     for (int64_t d = 0; d < rank; ++d) {
-      for (int64_t i = allStarts[d];
-           allSteps[d] > 0 ? i < allEnds[d] : i > allEnds[d]; i += allSteps[d])
-        picked[d].push_back(i);
-      result.shape.push_back(picked[d].size());
+      int64_t step = allSteps[d];
+      int64_t span =
+          step > 0 ? allEnds[d] - allStarts[d] : allStarts[d] - allEnds[d];
+      int64_t count =
+          span > 0 ? (span + std::abs(step) - 1) / std::abs(step) : 0;
+      for (int64_t i = 0; !empty && i < count; ++i)
+        picked[d].push_back(allStarts[d] + i * step);
+      result.shape.push_back(count);
     }
     forEachIndex(result.shape, [&](ArrayRef<int64_t> index) {
       int64_t offset = 0;
@@ -489,11 +495,9 @@ LogicalResult importExpand(NodeImporter &n) {
   auto shape = n.knownInts(1, "Expand shape");
   if (failed(shape))
     return failure();
-  const KnownTensor *known = n.known(0);
-  if (known && !n.isWeight(0)) {
+  if (const KnownTensor *known = n.foldable(0)) {
     // Shape arithmetic and masks (Swin's shifted-window mask): broadcast at
-    // import time. Not a weight: a small float initializer is known, but
-    // it is a parameter, trained through this Expand.
+    // import time.
     auto broadcast = graph::broadcastShapes(known->shape, *shape);
     KnownTensor result;
     result.elementType = known->elementType;
@@ -577,9 +581,8 @@ LogicalResult importTranspose(NodeImporter &n) {
                    ", ") +
         "] is not a permutation of the " + std::to_string(type->getRank()) +
         " axes");
-  // Evaluated (shape arithmetic, masks), but never a weight.
-  if (const KnownTensor *value = n.known(0);
-      value && (!value->isFloat() || !n.isWeight(0))) {
+  // Evaluated (shape arithmetic, masks).
+  if (const KnownTensor *value = n.foldable(0)) {
     KnownTensor result;
     result.elementType = value->elementType;
     for (int64_t axis : perm)
