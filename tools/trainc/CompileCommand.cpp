@@ -319,7 +319,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
                    "busier machine the plan (or the smallest arena) may "
                    "differ (docs/TRAINING.md, Rematerialization)",
                    budgetReport.greedyAfterTimeout
-                       ? "; the plans after it are the greedy's"
+                       ? "; plans for lower targets are the greedy's"
                        : "");
     if (!fits || failed) {
       if (!failed)

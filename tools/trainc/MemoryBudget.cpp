@@ -260,27 +260,30 @@ mlir::LogicalResult lowerWithinBudget(mlir::ModuleOp module,
     bestModule = std::move(result);
   };
 
+  // Once a plan's integer program stops at CBC's time limit (a graph as
+  // large as RegNetY-400MF: its root node alone takes longer), the plans
+  // for that target and lower ones (tighter, harder programs) are the
+  // greedy's: each solve would spend the same 30 s for nothing, up to 18
+  // times. Higher targets still try the integer program.
+  std::optional<int64_t> timedOutTarget;
   // The plans of --trainc-remat on `base`, lowered with the first lever
   // applied after recomputation if `leverAfter` (else `base` has it);
   // the fitting one with the fewest flops goes to `best`. Fails (with
   // `error`) only if a pass fails.
-  // Once a plan's integer program stops at CBC's time limit (a graph as
-  // large as RegNetY-400MF: its root node alone takes longer), the rest
-  // of the search plans with the greedy: another solve of that graph
-  // would spend the same 30 s for nothing, up to 18 times.
-  std::string solver = budget.solver;
   auto search = [&](mlir::ModuleOp base,
                     bool leverAfter) -> mlir::LogicalResult {
     // A plan's fingerprint is @gradients' text; the first lever changes
     // more than @gradients, so the two searches' plans are told apart.
     loweredPlans.clear();
     auto plan = [&](int64_t target, Plan &result) {
-      result.rematted = rematerialized(base, target, solver, result.record);
+      bool greedyOnly = budget.solver != "greedy" && timedOutTarget &&
+                        target <= *timedOutTarget;
+      result.rematted = rematerialized(
+          base, target, greedyOnly ? "greedy" : budget.solver, result.record);
+      report.greedyAfterTimeout |= greedyOnly;
       report.timedOutPlans += result.record.timedOutPlans;
-      if (result.record.timedOutPlans && solver != "greedy") {
-        solver = "greedy";
-        report.greedyAfterTimeout = true;
-      }
+      if (result.record.timedOutPlans)
+        timedOutTarget = std::max(timedOutTarget.value_or(target), target);
       if (!result.rematted)
         error = "--trainc-remat failed";
       return static_cast<bool>(result.rematted);

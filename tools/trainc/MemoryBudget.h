@@ -43,8 +43,8 @@ struct BudgetReport {
   /// Plans whose integer program stopped at CBC's time limit (not its node
   /// limit): the search's answer may differ on a slower or busier machine.
   int timedOutPlans = 0;
-  /// Whether the plans after the first that timed out were made by the
-  /// greedy alone (the integer program is not tried again on that graph).
+  /// Whether plans were made by the greedy alone because the integer
+  /// program had run out of time at their target or a higher one.
   bool greedyAfterTimeout = false;
   int attempts = 0;
   /// Whether the elementwise functions and the parameter copies (a
