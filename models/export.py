@@ -603,9 +603,10 @@ PERTURBED_RUNS = 3
 
 
 # And one more on the plain weights with THREADED_RUN_THREADS threads:
-# oneDNN and OpenBLAS split their reductions by thread, so this is PyTorch
-# fp32 with another summation order (SqueezeNet 1.0's last biases move by
-# 4.6 % with it: a ReLU before the final average pool flips).
+# PyTorch's CPU kernels (oneDNN's convolutions among them) split their
+# reductions by thread, so this is PyTorch fp32 with another summation
+# order (SqueezeNet 1.0's last biases move by 4.6 % with it: a ReLU before
+# the final average pool flips).
 THREADED_RUN_THREADS = 2
 
 
