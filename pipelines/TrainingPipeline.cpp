@@ -79,6 +79,8 @@ void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
   // Not run by default: --trainc-assign-weight-layouts (blocked conv
   // weights, docs/RUNTIME.md "Layouts") measured ~8% slower on ResNet-18
   // (batch 32, 2 threads: 185 against 170 ms/step, 5 runs each, 2026-11-24).
+  // Before the updates move: each then follows its gradient's window.
+  pm.addPass(kernel::createWindowUpdatesPass());
   pm.addPass(kernel::createScheduleUpdatesPass());
   conversion::KernelToLoopPassOptions toLoop;
   toLoop.vectorLanes = vectorLanes;

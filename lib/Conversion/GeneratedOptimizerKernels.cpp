@@ -20,30 +20,107 @@ struct DoubleMath {
   Value c(double value) { return constant(b, loc, f64, value); }
   Value wide(Value v) { return arith::ExtFOp::create(b, loc, f64, v); }
 };
+
+/// The nest of an optimizer update whose inputs are the parameter-shaped
+/// tensors where `tensor` says so and scalars elsewhere (learning rate,
+/// step), and whose outputs are all parameter-shaped; `body` sees the
+/// inputs in the launch's order. Input 1 is the gradient.
+///
+/// With the option `gradient_starts` (--trainc-window-updates) the
+/// gradient is the window at those starts of a gradient that is zero
+/// elsewhere. The parameter is then seen as [rows, taps] (its leading dims
+/// the window covers whole, and the rest) and the window as [rows, w]; the
+/// nest runs over [rows, taps] and reads the window's row once per window
+/// tap (a value per row, broadcast along the taps), giving the body the
+/// one at its tap and zero elsewhere. One pass, as over a full gradient,
+/// and the same values.
+void emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
+  MLIRContext *context = kb.builder.getContext();
+  ArrayRef<int64_t> full = kb.inputType(0).getShape();
+  ArrayRef<int64_t> window = kb.inputType(1).getShape();
+  ArrayRef<int64_t> starts = kb.integers("gradient_starts");
+  if (starts.empty()) {
+    int64_t count = kb.inputType(0).getNumElements();
+    Space space(ArrayRef<int64_t>{count});
+    unsigned all = space.add({0}), scalar = space.add({});
+    SmallVector<Operand> inputs, outputs;
+    for (auto [i, isTensor] : llvm::enumerate(tensor))
+      inputs.push_back(isTensor ? Operand{kb.input(i, {count}), all}
+                                : Operand{kb.input(i, {}), scalar});
+    for (unsigned i = 0; i < kb.launch.getOutputs().size(); ++i)
+      outputs.push_back({kb.output(i, {count}), all});
+    kb.nest(space, inputs, outputs, space.reduction, body);
+    return;
+  }
+  size_t rank = full.size(), split = 0;
+  while (split < rank && window[split] == full[split] && starts[split] == 0)
+    ++split;
+  int64_t rows = 1, taps = 1, windowTaps = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    (d < split ? rows : taps) *= full[d];
+    if (d >= split)
+      windowTaps *= window[d];
+  }
+  // The flat tap (of `taps`) of each window tap, in the window's order.
+  SmallVector<int64_t> live = {0};
+  for (size_t d = split; d < rank; ++d) {
+    SmallVector<int64_t> next;
+    for (int64_t tap : live)
+      for (int64_t i = 0; i < window[d]; ++i)
+        next.push_back(tap * full[d] + starts[d] + i);
+    live = std::move(next);
+  }
+  AffineExpr row = affineDim(context, 0), tap = affineDim(context, 1);
+  AffineMap whole = mapOf(context, 2, {row, tap}),
+            scalar = mapOf(context, 2, {});
+  SmallVector<Value> inputs, outputs;
+  SmallVector<AffineMap> maps;
+  for (auto [i, isTensor] : llvm::enumerate(tensor)) {
+    if (i == 1)
+      continue;
+    inputs.push_back(isTensor ? kb.input(i, {rows, taps}) : kb.input(i, {}));
+    maps.push_back(isTensor ? whole : scalar);
+  }
+  Value gradient = kb.input(1, {rows, windowTaps});
+  for (int64_t j = 0; j < windowTaps; ++j) {
+    inputs.push_back(gradient);
+    maps.push_back(mapOf(context, 2, {row, getAffineConstantExpr(j, context)}));
+  }
+  for (unsigned i = 0; i < kb.launch.getOutputs().size(); ++i) {
+    outputs.push_back(kb.output(i, {rows, taps}));
+    maps.push_back(whole);
+  }
+  size_t others = tensor.size() - 1;
+  kb.nest({rows, taps}, {false, false}, inputs, outputs, maps,
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Value at = loop::IndexOp::create(b, loc, 1);
+            Value grad = constant(b, loc, x[others].getType(), 0.0);
+            for (int64_t j = windowTaps - 1; j >= 0; --j) {
+              Value here = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::eq, at,
+                  arith::ConstantIndexOp::create(b, loc, live[j]));
+              grad = arith::SelectOp::create(b, loc, here, x[others + j], grad);
+            }
+            SmallVector<Value> arguments(x.take_front(others));
+            arguments.insert(arguments.begin() + 1, grad);
+            return body(b, loc, arguments);
+          });
+}
 } // namespace
 
 /// graph.sgd_update(param, grad, lr, step[, buffer]) -> (param'[, buffer']),
 /// computed in double like the reference: bit-identical results.
 LogicalResult buildSgd(KernelBuilder &kb) {
   bool hasBuffer = kb.launch.getInputs().size() == 5;
-  int64_t count = kb.inputType(0).getNumElements();
-  Space space(ArrayRef<int64_t>{count});
-  unsigned tensor = space.add({0}), scalar = space.add({});
-  SmallVector<Operand> inputs = {{kb.input(0, {count}), tensor},
-                                 {kb.input(1, {count}), tensor},
-                                 {kb.input(2, {}), scalar},
-                                 {kb.input(3, {}), scalar}};
-  SmallVector<Operand> outputs = {{kb.output(0, {count}), tensor}};
-  if (hasBuffer) {
-    inputs.push_back({kb.input(4, {count}), tensor});
-    outputs.push_back({kb.output(1, {count}), tensor});
-  }
   double momentum = kb.real("momentum", 0.0);
   double dampening = kb.real("dampening", 0.0);
   double weightDecay = kb.real("weight_decay", 0.0);
   bool nesterov = kb.flag("nesterov");
-  kb.nest(
-      space, inputs, outputs, space.reduction,
+  SmallVector<bool> tensor = {true, true, false, false};
+  if (hasBuffer)
+    tensor.push_back(true);
+  emitUpdate(
+      kb, tensor,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         DoubleMath d{b, loc};
         Type element = x[0].getType();
@@ -88,23 +165,12 @@ LogicalResult buildSgd(KernelBuilder &kb) {
 /// double with the reference's operation order: bit-identical results.
 /// The bias corrections depend only on the step; LLVM hoists them.
 LogicalResult buildAdam(KernelBuilder &kb) {
-  int64_t count = kb.inputType(0).getNumElements();
-  Space space(ArrayRef<int64_t>{count});
-  unsigned tensor = space.add({0}), scalar = space.add({});
-  SmallVector<Operand> inputs;
-  for (unsigned i = 0; i < 4; ++i)
-    inputs.push_back({kb.input(i, {count}), tensor});
-  inputs.push_back({kb.input(4, {}), scalar});
-  inputs.push_back({kb.input(5, {}), scalar});
-  SmallVector<Operand> outputs;
-  for (unsigned i = 0; i < 3; ++i)
-    outputs.push_back({kb.output(i, {count}), tensor});
   double beta1 = kb.real("beta1", 0.9), beta2 = kb.real("beta2", 0.999);
   double epsilon = kb.real("epsilon", 1e-8);
   double weightDecay = kb.real("weight_decay", 0.0);
   bool decoupled = kb.flag("decoupled"), onnx = kb.flag("onnx_convention");
-  kb.nest(
-      space, inputs, outputs, space.reduction,
+  emitUpdate(
+      kb, {true, true, true, true, false, false},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         DoubleMath d{b, loc};
         Type f64 = d.f64;
@@ -163,21 +229,11 @@ LogicalResult buildAdam(KernelBuilder &kb) {
 /// graph.adagrad_update(param, grad, sum, lr, step) -> (param', sum'), in
 /// double with the reference's operation order: bit-identical results.
 LogicalResult buildAdagrad(KernelBuilder &kb) {
-  int64_t count = kb.inputType(0).getNumElements();
-  Space space(ArrayRef<int64_t>{count});
-  unsigned tensor = space.add({0}), scalar = space.add({});
-  SmallVector<Operand> inputs;
-  for (unsigned i = 0; i < 3; ++i)
-    inputs.push_back({kb.input(i, {count}), tensor});
-  inputs.push_back({kb.input(3, {}), scalar});
-  inputs.push_back({kb.input(4, {}), scalar});
-  SmallVector<Operand> outputs = {{kb.output(0, {count}), tensor},
-                                  {kb.output(1, {count}), tensor}};
   double lrDecay = kb.real("lr_decay", 0.0);
   double epsilon = kb.real("epsilon", 1e-10);
   double weightDecay = kb.real("weight_decay", 0.0);
-  kb.nest(
-      space, inputs, outputs, space.reduction,
+  emitUpdate(
+      kb, {true, true, true, false, false},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         DoubleMath d{b, loc};
         Type element = x[0].getType();
@@ -190,16 +246,16 @@ LogicalResult buildAdagrad(KernelBuilder &kb) {
                 arith::MulFOp::create(b, loc, step, d.c(lrDecay))));
         Value p = d.wide(x[0]);
         Value g = arith::AddFOp::create(
-            b, loc, d.wide(x[1]), arith::MulFOp::create(b, loc, d.c(weightDecay), p));
+            b, loc, d.wide(x[1]),
+            arith::MulFOp::create(b, loc, d.c(weightDecay), p));
         Value sum = arith::AddFOp::create(b, loc, d.wide(x[2]),
                                           arith::MulFOp::create(b, loc, g, g));
         Value denominator = arith::AddFOp::create(
             b, loc, math::SqrtOp::create(b, loc, sum), d.c(epsilon));
         Value updated = arith::SubFOp::create(
             b, loc, p,
-            arith::DivFOp::create(b, loc,
-                                  arith::MulFOp::create(b, loc, rate, g),
-                                  denominator));
+            arith::DivFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, rate, g), denominator));
         return {arith::TruncFOp::create(b, loc, element, updated),
                 arith::TruncFOp::create(b, loc, element, sum)};
       });

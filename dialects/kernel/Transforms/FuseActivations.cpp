@@ -1,4 +1,5 @@
 //===- FuseActivations.cpp - --trainc-fuse-activations --------------------===//
+#include "dialects/kernel/Transforms/LaunchGraph.h"
 #include "dialects/kernel/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -31,35 +32,6 @@ bool isNarrowingCast(LaunchOp launch) {
       cast<MemRefType>(launch.getInputs()[0].getType()).getElementType();
   Type to = cast<MemRefType>(launch.getOutputs()[0].getType()).getElementType();
   return from.isF32() && (to.isBF16() || to.isF16());
-}
-
-/// The launch that writes `intermediate` (an alloc) when `reader` is its
-/// only other user and nothing between them writes the writer's inputs,
-/// so that the writer may move to the reader's place; null otherwise.
-LaunchOp soleWriter(Value intermediate, LaunchOp reader) {
-  if (!intermediate.getDefiningOp<AllocOp>())
-    return {};
-  LaunchOp writer;
-  for (Operation *user : intermediate.getUsers()) {
-    if (user == reader.getOperation())
-      continue;
-    auto launch = dyn_cast<LaunchOp>(user);
-    if (!launch || writer || launch.getOutputs().size() != 1 ||
-        launch.getOutputs()[0] != intermediate ||
-        llvm::is_contained(launch.getInputs(), intermediate))
-      return {};
-    writer = launch;
-  }
-  if (!writer || llvm::count(reader->getOperands(), intermediate) != 1 ||
-      !writer->isBeforeInBlock(reader))
-    return {};
-  for (Operation *op = writer->getNextNode(); op != reader;
-       op = op->getNextNode())
-    if (auto launch = dyn_cast<LaunchOp>(op))
-      for (Value written : launch.getOutputs())
-        if (llvm::is_contained(writer.getInputs(), written))
-          return {};
-  return writer;
 }
 
 /// Whether `add` adds a vector along the last dim of its other operand

@@ -122,4 +122,32 @@ void LaunchGraph::apply(func::FuncOp function, ArrayRef<size_t> order) const {
   applyLaunchOrder(function, launches);
 }
 
+LaunchOp soleWriter(Value intermediate, LaunchOp reader) {
+  if (!intermediate.getDefiningOp<AllocOp>())
+    return {};
+  LaunchOp writer;
+  for (Operation *user : intermediate.getUsers()) {
+    if (user == reader.getOperation())
+      continue;
+    auto launch = dyn_cast<LaunchOp>(user);
+    if (!launch || writer || launch.getOutputs().size() != 1 ||
+        launch.getOutputs()[0] != intermediate ||
+        llvm::is_contained(launch.getInputs(), intermediate))
+      return {};
+    writer = launch;
+  }
+  if (!writer || llvm::count(reader->getOperands(), intermediate) != 1 ||
+      !writer->isBeforeInBlock(reader))
+    return {};
+  for (Operation *op = writer->getNextNode(); op != reader;
+       op = op->getNextNode())
+    if (auto launch = dyn_cast<LaunchOp>(op))
+      for (Value written : launch.getOutputs())
+        if (llvm::any_of(writer.getInputs(), [&](Value input) {
+              return viewRoot(input) == viewRoot(written);
+            }))
+          return {};
+  return writer;
+}
+
 } // namespace trainc::kernel

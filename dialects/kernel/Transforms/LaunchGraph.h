@@ -56,6 +56,12 @@ struct LaunchGraph {
 void applyLaunchOrder(mlir::func::FuncOp function,
                       llvm::ArrayRef<LaunchOp> order);
 
+/// The launch that writes `intermediate` (an alloc) when `reader` is its
+/// only other user and nothing between them writes the writer's inputs,
+/// so that the writer may move to the reader's place, or the reader read
+/// the writer's inputs at its own; null otherwise.
+LaunchOp soleWriter(mlir::Value intermediate, LaunchOp reader);
+
 } // namespace trainc::kernel
 
 #endif

@@ -114,6 +114,25 @@ def AssignWeightLayoutsPass
   }];
   let dependentDialects = ["::trainc::kernel::KernelDialect"];
 }
+def WindowUpdatesPass : Pass<"trainc-window-updates", "mlir::ModuleOp"> {
+  let summary = "Optimizer updates read a zero-padded gradient's window";
+  let description = [{
+    `--trainc-drop-dead-taps` writes the weight gradient of a convolution
+    with dead taps as `graph.slice_backward` of its live taps' gradient:
+    zeros elsewhere. An optimizer update (SGD, Adam, Adagrad) of the
+    generated backend that reads such a gradient, written by a
+    `graph.slice_backward` with unit steps that nothing else reads, reads
+    the window instead: the padding launch and its buffer are erased and
+    the update gets the option `gradient_starts` (the slice's starts), with
+    which its kernel updates the window from the gradient and every other
+    element with a zero gradient (momentum and weight decay still apply).
+    With `--data-parallel` the gradient's `graph.all_reduce` between the
+    two then averages the window alone (the average of zeros is zero).
+    The same values, bit for bit; ResNet-18 on 32x32 images no longer
+    writes and reads 9.4 MB of zeros for each of its last 3x3 weights, the
+    buffer that was the peak of its smallest arena under `--memory-budget`.
+  }];
+}
 def ScheduleUpdatesPass : Pass<"trainc-schedule-updates", "mlir::ModuleOp"> {
   let summary = "Runs each optimizer update as soon as its gradient is ready";
   let description = [{

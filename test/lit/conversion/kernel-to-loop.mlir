@@ -308,3 +308,29 @@ func.func @live_taps(%w: memref<8x4x3x3xf32>, %p: memref<8x4x2x2xf32>, %c: memre
   kernel.launch "graph.slice_backward"(%p) -> (%dw) {backend = "generated", options = {ends = array<i64: 8, 4, 3, 3>, input_shape = array<i64: 8, 4, 3, 3>, starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 1, 1>}} : (memref<8x4x2x2xf32>) -> memref<8x4x3x3xf32>
   return
 }
+
+// -----
+
+// An optimizer update whose gradient is a window of the parameter
+// (--trainc-window-updates): one nest over the parameter as [rows, taps];
+// the window's row is read once per window tap (broadcast along the taps)
+// and the body takes the one at its tap, zero elsewhere.
+// CHECK-DAG: #[[ROW_TAP:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[FIRST:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[LAST:.*]] = affine_map<(d0, d1) -> (d0, 3)>
+// CHECK-LABEL: func.func private @generated_sgd_update(%{{.*}}: memref<32x9xf32>, %{{.*}}: memref<32x1xf32>,
+// CHECK: loop.nest {{.*}} domain = [32, 9]
+// CHECK: %[[TAP:.*]] = loop.index 1
+// CHECK: %[[CENTRE:.*]] = arith.cmpi eq, %[[TAP]], %c4
+// CHECK: arith.select %[[CENTRE]]
+// CHECK-NOT: loop.nest
+// CHECK-LABEL: func.func private @generated_adam_update(%{{.*}}: memref<32x9xf32>, %{{.*}}: memref<32x4xf32>,
+// CHECK: loop.nest {{.*}} domain = [32, 9]
+// CHECK-SAME: indexing_maps = [#[[ROW_TAP]], #[[ROW_TAP]], #[[ROW_TAP]], #{{.*}}, #{{.*}}, #[[FIRST]], #{{.*}}, #{{.*}}, #[[LAST]], #[[ROW_TAP]], #[[ROW_TAP]], #[[ROW_TAP]]]
+// CHECK-COUNT-4: arith.cmpi eq, %{{.*}}, %c{{[4578]}} : index
+// CHECK-NOT: loop.nest
+func.func @window_updates(%w: memref<8x4x3x3xf32>, %g: memref<8x4x1x1xf32>, %lr: memref<f32>, %step: memref<i64>, %m: memref<8x4x3x3xf32>, %h: memref<8x4x2x2xf32>, %v: memref<8x4x3x3xf32>) {
+  kernel.launch "graph.sgd_update"(%w, %g, %lr, %step, %m) -> (%w, %m) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>, momentum = 9.000000e-01 : f64}} : (memref<8x4x3x3xf32>, memref<8x4x1x1xf32>, memref<f32>, memref<i64>, memref<8x4x3x3xf32>) -> (memref<8x4x3x3xf32>, memref<8x4x3x3xf32>)
+  kernel.launch "graph.adam_update"(%w, %h, %m, %v, %lr, %step) -> (%w, %m, %v) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>}} : (memref<8x4x3x3xf32>, memref<8x4x2x2xf32>, memref<8x4x3x3xf32>, memref<8x4x3x3xf32>, memref<f32>, memref<i64>) -> (memref<8x4x3x3xf32>, memref<8x4x3x3xf32>, memref<8x4x3x3xf32>)
+  return
+}
