@@ -14,6 +14,11 @@
 
 namespace trainc::conversion {
 
+/// Argument attribute (i64) of a loop.kernel's scratch argument that is a
+/// second view, in its own shape, of an earlier scratch argument (that
+/// argument's number): the launch passes a kernel.view of the same alloc.
+inline constexpr llvm::StringLiteral kScratchViewAttrName = "loop.view_of";
+
 /// Whether the generated backend can build `kernel` (e.g. "graph.add").
 bool hasGeneratedKernel(llvm::StringRef kernel);
 /// Every kernel it can build.

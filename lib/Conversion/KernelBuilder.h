@@ -11,6 +11,7 @@
 
 #include "dialects/kernel/KernelOps.h"
 #include "dialects/loop/Schedule.h"
+#include "lib/Conversion/GeneratedKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -197,6 +198,25 @@ public:
   Value scratch(ArrayRef<int64_t> shape, Type element) {
     return function.getBody().front().addArgument(
         MemRefType::get(shape, element), loc);
+  }
+  /// `buffer` (from `scratch`) seen in `shape` as well: another argument,
+  /// to which the launch passes a view of the same buffer. For nests that
+  /// index one buffer in two shapes (written as rows and taps, read flat).
+  Value scratchView(Value buffer, ArrayRef<int64_t> shape) {
+    auto type = cast<MemRefType>(buffer.getType());
+    assert(type.getNumElements() == ShapedType::getNumElements(shape) &&
+           "a view keeps the element count");
+    BlockArgument view = function.getBody().front().addArgument(
+        MemRefType::get(shape, type.getElementType()), loc);
+    // The function's type gets the new arguments, so that it may hold
+    // their attributes (buildGeneratedKernel sets it again at the end).
+    function.setType(
+        FunctionType::get(builder.getContext(),
+                          function.getBody().front().getArgumentTypes(), {}));
+    function.setArgAttr(
+        view.getArgNumber(), kScratchViewAttrName,
+        builder.getI64IntegerAttr(cast<BlockArgument>(buffer).getArgNumber()));
+    return view;
   }
 
   /// Appends a loop.nest over `space` with the default schedule and

@@ -54,14 +54,23 @@ struct KernelToLoopPass
     if (failed(conversion::buildGeneratedKernel(launch, function, vectorLanes)))
       return failure();
 
-    // Arguments past the launch's operands are scratch buffers.
+    // Arguments past the launch's operands are scratch buffers, or views
+    // of an earlier one.
     b.setInsertionPoint(launch);
+    unsigned numOperands = launch->getNumOperands();
     SmallVector<Value> scratch;
     for (BlockArgument argument :
-         entry->getArguments().drop_front(launch->getNumOperands()))
-      scratch.push_back(kernel::AllocOp::create(
-          b, launch.getLoc(), cast<MemRefType>(argument.getType()),
-          IntegerAttr()));
+         entry->getArguments().drop_front(numOperands)) {
+      auto type = cast<MemRefType>(argument.getType());
+      if (auto of = function.getArgAttrOfType<IntegerAttr>(
+              argument.getArgNumber(), conversion::kScratchViewAttrName)) {
+        scratch.push_back(kernel::ViewOp::create(
+            b, launch.getLoc(), type, scratch[of.getInt() - numOperands]));
+        continue;
+      }
+      scratch.push_back(
+          kernel::AllocOp::create(b, launch.getLoc(), type, IntegerAttr()));
+    }
     launch.getScratchMutable().append(scratch);
     launch.setCalleeAttr(FlatSymbolRefAttr::get(function));
     return success();

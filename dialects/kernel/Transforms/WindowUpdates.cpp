@@ -9,9 +9,9 @@
 // whose gradient is such a zero-padded window reads the window itself: the
 // slice_backward launch and its buffer go, and the update's option
 // `gradient_starts` says where the window sits in the parameter (its
-// kernel reads the window where it updates the live taps and a zero
-// gradient elsewhere, in one pass; GeneratedOptimizerKernels.cpp). The same
-// values, bit for bit. In data-parallel training the gradient's all-reduce
+// kernel pads the window a chunk of rows at a time into a small scratch
+// buffer that its update reads while cached; GeneratedOptimizerKernels.cpp).
+// The same values, bit for bit. In data-parallel training the gradient's all-reduce
 // averages the window alone (zeros average to zero).
 //
 //===----------------------------------------------------------------------===//
@@ -52,7 +52,8 @@ LaunchOp paddingOf(Value gradient, LaunchOp reader) {
     return {};
   // The kernel reads the window's part of each row of the parameter (the
   // dims after the leading ones the window covers whole) once per element
-  // of that part: a few live taps of a convolution weight.
+  // of that part and selects among them per element: a few live taps of a
+  // convolution weight, not a block of rows.
   int64_t perRow = 1;
   bool leading = true;
   for (auto [start, extent, whole] :

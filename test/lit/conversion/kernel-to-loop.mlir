@@ -312,25 +312,43 @@ func.func @live_taps(%w: memref<8x4x3x3xf32>, %p: memref<8x4x2x2xf32>, %c: memre
 // -----
 
 // An optimizer update whose gradient is a window of the parameter
-// (--trainc-window-updates): one nest over the parameter as [rows, taps];
-// the window's row is read once per window tap (broadcast along the taps)
-// and the body takes the one at its tap, zero elsewhere.
-// CHECK-DAG: #[[ROW_TAP:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// (--trainc-window-updates): seen as [rows, taps], the parameter is
+// updated by the flat nest in chunks of rows, each chunk's gradient first
+// written into a scratch buffer (seen flat and as [rows, taps]: a view of
+// the same alloc) with the window's taps of each row and zeros elsewhere.
 // CHECK-DAG: #[[FIRST:.*]] = affine_map<(d0, d1) -> (d0, 0)>
 // CHECK-DAG: #[[LAST:.*]] = affine_map<(d0, d1) -> (d0, 3)>
-// CHECK-LABEL: func.func private @generated_sgd_update(%{{.*}}: memref<32x9xf32>, %{{.*}}: memref<32x1xf32>,
-// CHECK: loop.nest {{.*}} domain = [32, 9]
+// CHECK-DAG: #[[THIRD_CHUNK:.*]] = affine_map<(d0) -> (d0 + 524286)>
+// CHECK-LABEL: func.func @window_updates
+// CHECK: %[[PADDED:.*]] = kernel.alloc : memref<288xf32>
+// CHECK: %[[ROWS:.*]] = kernel.view %[[PADDED]] : memref<288xf32> to memref<32x9xf32>
+// CHECK: kernel.launch "graph.sgd_update"{{.*}} scratch(%[[PADDED]], %[[ROWS]] : memref<288xf32>, memref<32x9xf32>)
+// CHECK: %[[CHUNK:.*]] = kernel.alloc : memref<262143xf32>
+// CHECK: kernel.view %[[CHUNK]] : memref<262143xf32> to memref<29127x9xf32>
+// CHECK-LABEL: func.func private @generated_sgd_update(%{{.*}}: memref<288xf32>, %{{.*}}: memref<32x1xf32>, {{.*}}, %{{.*}}: memref<32x9xf32> {loop.view_of = 7 : i64})
+// CHECK: loop.nest ins(%{{.*}} : memref<32x1xf32>) outs(%{{.*}} : memref<32x9xf32>) domain = [32, 9]
 // CHECK: %[[TAP:.*]] = loop.index 1
 // CHECK: %[[CENTRE:.*]] = arith.cmpi eq, %[[TAP]], %c4
 // CHECK: arith.select %[[CENTRE]]
+// CHECK: loop.nest {{.*}} domain = [288] schedule = <parallel = -1, tile = [64], vectorize = true>
 // CHECK-NOT: loop.nest
-// CHECK-LABEL: func.func private @generated_adam_update(%{{.*}}: memref<32x9xf32>, %{{.*}}: memref<32x4xf32>,
+// CHECK-LABEL: func.func private @generated_adam_update(%{{.*}}: memref<288xf32>, %{{.*}}: memref<32x4xf32>,
 // CHECK: loop.nest {{.*}} domain = [32, 9]
-// CHECK-SAME: indexing_maps = [#[[ROW_TAP]], #[[ROW_TAP]], #[[ROW_TAP]], #{{.*}}, #{{.*}}, #[[FIRST]], #{{.*}}, #{{.*}}, #[[LAST]], #[[ROW_TAP]], #[[ROW_TAP]], #[[ROW_TAP]]]
+// CHECK-SAME: indexing_maps = [#[[FIRST]], #{{.*}}, #{{.*}}, #[[LAST]], #{{.*}}]
 // CHECK-COUNT-4: arith.cmpi eq, %{{.*}}, %c{{[4578]}} : index
+// CHECK: loop.nest {{.*}} domain = [288]
 // CHECK-NOT: loop.nest
-func.func @window_updates(%w: memref<8x4x3x3xf32>, %g: memref<8x4x1x1xf32>, %lr: memref<f32>, %step: memref<i64>, %m: memref<8x4x3x3xf32>, %h: memref<8x4x2x2xf32>, %v: memref<8x4x3x3xf32>) {
+// 589,824 elements: chunks of 29,127 rows of 9 (2^18 elements at most).
+// CHECK-LABEL: func.func private @generated_sgd_update_0(
+// CHECK: domain = [29127, 9]
+// CHECK: domain = [262143]
+// CHECK: domain = [29127, 9]
+// CHECK: domain = [262143]
+// CHECK: domain = [7282, 9]
+// CHECK: loop.nest {{.*}} domain = [65538] {{.*}}indexing_maps = [#[[THIRD_CHUNK]],
+func.func @window_updates(%w: memref<8x4x3x3xf32>, %g: memref<8x4x1x1xf32>, %lr: memref<f32>, %step: memref<i64>, %m: memref<8x4x3x3xf32>, %h: memref<8x4x2x2xf32>, %v: memref<8x4x3x3xf32>, %big: memref<1024x64x3x3xf32>, %bg: memref<1024x64x1x1xf32>) {
   kernel.launch "graph.sgd_update"(%w, %g, %lr, %step, %m) -> (%w, %m) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>, momentum = 9.000000e-01 : f64}} : (memref<8x4x3x3xf32>, memref<8x4x1x1xf32>, memref<f32>, memref<i64>, memref<8x4x3x3xf32>) -> (memref<8x4x3x3xf32>, memref<8x4x3x3xf32>)
   kernel.launch "graph.adam_update"(%w, %h, %m, %v, %lr, %step) -> (%w, %m, %v) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>}} : (memref<8x4x3x3xf32>, memref<8x4x2x2xf32>, memref<8x4x3x3xf32>, memref<8x4x3x3xf32>, memref<f32>, memref<i64>) -> (memref<8x4x3x3xf32>, memref<8x4x3x3xf32>, memref<8x4x3x3xf32>)
+  kernel.launch "graph.sgd_update"(%big, %bg, %lr, %step) -> (%big) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>}} : (memref<1024x64x3x3xf32>, memref<1024x64x1x1xf32>, memref<f32>, memref<i64>) -> (memref<1024x64x3x3xf32>)
   return
 }
