@@ -5,7 +5,8 @@ emits (--schedule graph), give the same losses and a byte-identical
 exported model.
 
 The budget is the smallest arena --trainc-remat reaches (named by the error
-a one-byte budget gives), so that as much as possible is recomputed; the
+a one-byte budget gives; with --smallest-at-most, at most that share of
+the arena without recomputation), so that as much as possible is recomputed; the
 script first checks, with `trainc compile --stats`, that the budget made
 trainc recompute something (a model where it cannot is no test of it), and
 that budgets 0.2 % and 1 % larger are met too (the error's smallest arena
@@ -32,6 +33,9 @@ def main():
     p.add_argument("--reference", required=True, help="MODEL.ref directory")
     p.add_argument("--optimizer", choices=OPTIMIZERS, default="sgd_momentum")
     p.add_argument("--workdir", required=True)
+    p.add_argument("--smallest-at-most", type=float,
+                   help="fail unless the smallest arena is at most this share "
+                        "of the arena planned without recomputation")
     args = p.parse_args()
     ref = json.load(open(os.path.join(args.reference, "reference.json")))
     os.makedirs(args.workdir, exist_ok=True)
@@ -42,6 +46,21 @@ def main():
     budget = smallest_budget(compile_command)
     if budget is None:
         return 1
+    if args.smallest_at_most is not None:
+        # A property of the plan, not of the machine: the integer program
+        # stops at a node limit.
+        run = subprocess.run(compile_command, capture_output=True, text=True)
+        arena = re.search(r"@train_step: arena (\d+) bytes", run.stdout)
+        if run.returncode != 0 or not arena:
+            print(run.stdout, run.stderr)
+            print("FAILED: no arena without recomputation")
+            return 1
+        share = int(budget) / int(arena.group(1))
+        print(f"smallest arena {budget} bytes, {share:.1%} of "
+              f"{arena.group(1)} without recomputation")
+        if share > args.smallest_at_most:
+            print(f"FAILED: more than {args.smallest_at_most:.0%}")
+            return 1
     stats = subprocess.run(compile_command + ["--memory-budget", budget],
                            capture_output=True, text=True)
     line = [l for l in stats.stdout.splitlines() if "--memory-budget" in l]
