@@ -22,8 +22,11 @@ struct DoubleMath {
 };
 
 /// Elements of a windowed update's zero-padded gradient chunk (below):
-/// 1 MiB of f32, half a Zen 4 core's L2 per thread.
+/// 1 MiB of f32, half a Zen 4 core's L2 per thread; larger for parameters
+/// of more than kMaxChunks such chunks, whose nests (two per chunk, each
+/// an LLVM function) would make the compile grow with the parameter.
 constexpr int64_t kChunkElements = 1 << 18;
+constexpr int64_t kMaxChunks = 16;
 
 /// The nests of an optimizer update whose inputs are the parameter-shaped
 /// tensors where `tensor` says so and scalars elsewhere (learning rate,
@@ -42,15 +45,35 @@ constexpr int64_t kChunkElements = 1 << 18;
 /// without the full gradient. (The update itself over [rows, taps],
 /// selecting the gradient by tap, ran 4x slower: rows of 9 taps fill 9 of
 /// 16 lanes. Strided nests over the window's taps moved more memory.)
-void emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
+LogicalResult emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
   MLIRContext *context = kb.builder.getContext();
   ArrayRef<int64_t> full = kb.inputType(0).getShape();
   ArrayRef<int64_t> window = kb.inputType(1).getShape();
   ArrayRef<int64_t> starts = kb.integers("gradient_starts");
   int64_t count = kb.inputType(0).getNumElements();
+  bool windowed =
+      static_cast<bool>(kb.launch.getOptions().get("gradient_starts"));
+  if (windowed) {
+    // --trainc-window-updates checked all this; hand-written IR may not.
+    bool fits = starts.size() == full.size() && window.size() == full.size() &&
+                count > 0;
+    for (size_t d = 0; fits && d < full.size(); ++d)
+      fits =
+          starts[d] >= 0 && window[d] >= 1 && starts[d] + window[d] <= full[d];
+    if (!fits)
+      return kb.launch.emitError("the generated ")
+             << kb.launch.getKernel()
+             << " needs `gradient_starts` (one per dim) that place its "
+                "non-empty gradient inside the parameter";
+  } else if (kb.inputType(1).getShape() != full) {
+    return kb.launch.emitError("the generated ")
+           << kb.launch.getKernel()
+           << " needs a gradient of the parameter's shape, or "
+              "`gradient_starts`";
+  }
   unsigned numOutputs = kb.launch.getOutputs().size();
   AffineExpr d0 = affineDim(context, 0);
-  if (starts.empty()) {
+  if (!windowed) {
     Space space(ArrayRef<int64_t>{count});
     unsigned all = space.add({0}), scalar = space.add({});
     SmallVector<Operand> inputs, outputs;
@@ -60,7 +83,7 @@ void emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
     for (unsigned i = 0; i < numOutputs; ++i)
       outputs.push_back({kb.output(i, {count}), all});
     kb.nest(space, inputs, outputs, space.reduction, body);
-    return;
+    return success();
   }
   size_t rank = full.size(), split = 0;
   while (split < rank && window[split] == full[split] && starts[split] == 0)
@@ -87,7 +110,9 @@ void emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
                                 : kb.input(i, {}));
   for (unsigned i = 0; i < numOutputs; ++i)
     outputs.push_back(kb.output(i, {count}));
-  int64_t chunkRows = std::clamp<int64_t>(kChunkElements / taps, 1, rows);
+  int64_t chunkElements =
+      std::max(kChunkElements, (count + kMaxChunks - 1) / kMaxChunks);
+  int64_t chunkRows = std::clamp<int64_t>(chunkElements / taps, 1, rows);
   Type element = kb.inputType(1).getElementType();
   Value padded = kb.scratch({chunkRows * taps}, element);
   Value paddedRows = kb.scratchView(padded, {chunkRows, taps});
@@ -126,6 +151,7 @@ void emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
     maps.append(numOutputs, shifted);
     kb.nest({chunk * taps}, {false}, operands, outputs, maps, body);
   }
+  return success();
 }
 } // namespace
 
@@ -140,7 +166,7 @@ LogicalResult buildSgd(KernelBuilder &kb) {
   SmallVector<bool> tensor = {true, true, false, false};
   if (hasBuffer)
     tensor.push_back(true);
-  emitUpdate(
+  return emitUpdate(
       kb, tensor,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         DoubleMath d{b, loc};
@@ -179,7 +205,6 @@ LogicalResult buildSgd(KernelBuilder &kb) {
                        arith::TruncFOp::create(b, loc, element, updated));
         return results;
       });
-  return success();
 }
 
 /// graph.adam_update(param, grad, m, v, lr, step) -> (param', m', v'), in
@@ -190,7 +215,7 @@ LogicalResult buildAdam(KernelBuilder &kb) {
   double epsilon = kb.real("epsilon", 1e-8);
   double weightDecay = kb.real("weight_decay", 0.0);
   bool decoupled = kb.flag("decoupled"), onnx = kb.flag("onnx_convention");
-  emitUpdate(
+  return emitUpdate(
       kb, {true, true, true, true, false, false},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         DoubleMath d{b, loc};
@@ -244,7 +269,6 @@ LogicalResult buildAdam(KernelBuilder &kb) {
                 arith::TruncFOp::create(b, loc, element, m),
                 arith::TruncFOp::create(b, loc, element, v)};
       });
-  return success();
 }
 
 /// graph.adagrad_update(param, grad, sum, lr, step) -> (param', sum'), in
@@ -253,7 +277,7 @@ LogicalResult buildAdagrad(KernelBuilder &kb) {
   double lrDecay = kb.real("lr_decay", 0.0);
   double epsilon = kb.real("epsilon", 1e-10);
   double weightDecay = kb.real("weight_decay", 0.0);
-  emitUpdate(
+  return emitUpdate(
       kb, {true, true, true, false, false},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         DoubleMath d{b, loc};
@@ -280,7 +304,6 @@ LogicalResult buildAdagrad(KernelBuilder &kb) {
         return {arith::TruncFOp::create(b, loc, element, updated),
                 arith::TruncFOp::create(b, loc, element, sum)};
       });
-  return success();
 }
 
 } // namespace trainc::conversion

@@ -14,7 +14,10 @@ is a promise).
 The recomputed ops are the same ops on the same operands with the same
 kernels, so the results must agree bit for bit; so must the launches in
 another order (--trainc-schedule-memory moves a launch only past launches
-that share no buffer one of them writes). Exits 1 on any difference.
+that share no buffer one of them writes), and the updates of weights with
+dead taps whether they read their live taps' gradient
+(--trainc-window-updates) or, with `--dispatch slice_backward=reference`,
+the gradient padded with zeros. Exits 1 on any difference.
 """
 import argparse
 import json
@@ -87,8 +90,11 @@ def main():
         print(f"--memory-budget {larger}: arena {arena.group(1)} bytes")
 
     results = {}
+    # And with the padded weight gradients --trainc-window-updates folds
+    # into the updates kept (slice_backward run by the runtime's kernel).
     for name, extra in (("plain", []), ("remat", ["--memory-budget", budget]),
-                        ("graph order", ["--schedule", "graph"])):
+                        ("graph order", ["--schedule", "graph"]),
+                        ("padded", ["--dispatch", "slice_backward=reference"])):
         out = os.path.join(args.workdir, f"trained_{name}.onnx")
         cmd = train_command(args.trainc, args.model, args.reference, ref, 3, out,
                             extra + OPTIMIZERS[args.optimizer])

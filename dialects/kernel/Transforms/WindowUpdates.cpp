@@ -11,8 +11,8 @@
 // `gradient_starts` says where the window sits in the parameter (its
 // kernel pads the window a chunk of rows at a time into a small scratch
 // buffer that its update reads while cached; GeneratedOptimizerKernels.cpp).
-// The same values, bit for bit. In data-parallel training the gradient's all-reduce
-// averages the window alone (zeros average to zero).
+// The same values, bit for bit. In data-parallel training the gradient's
+// all-reduce averages the window alone (zeros average to zero).
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kernel/Transforms/LaunchGraph.h"
@@ -48,6 +48,7 @@ LaunchOp paddingOf(Value gradient, LaunchOp reader) {
   auto full = cast<MemRefType>(gradient.getType());
   if (!steps || !starts || window.getElementType() != full.getElementType() ||
       window.getRank() != full.getRank() || starts.size() != full.getRank() ||
+      steps.size() != full.getRank() || window.getNumElements() == 0 ||
       llvm::any_of(steps.asArrayRef(), [](int64_t step) { return step != 1; }))
     return {};
   // The kernel reads the window's part of each row of the parameter (the
