@@ -65,10 +65,10 @@ LogicalResult emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
              << kb.launch.getKernel()
              << " needs `gradient_starts` (one per dim) that place its "
                 "non-empty gradient inside the parameter";
-  } else if (kb.inputType(1).getShape() != full) {
+  } else if (kb.inputType(1).getNumElements() != count) {
     return kb.launch.emitError("the generated ")
            << kb.launch.getKernel()
-           << " needs a gradient of the parameter's shape, or "
+           << " needs a gradient of the parameter's size, or "
               "`gradient_starts`";
   }
   unsigned numOutputs = kb.launch.getOutputs().size();

@@ -21,7 +21,7 @@ func.func @window_outside(%w: memref<8x4x3x3xf32>, %g: memref<8x4x1x1xf32>, %lr:
 // -----
 
 func.func @gradient_shape(%w: memref<8x4x3x3xf32>, %g: memref<8x4x1x1xf32>, %lr: memref<f32>, %step: memref<i64>) {
-  // expected-error @+1 {{the generated graph.sgd_update needs a gradient of the parameter's shape, or `gradient_starts`}}
+  // expected-error @+1 {{the generated graph.sgd_update needs a gradient of the parameter's size, or `gradient_starts`}}
   kernel.launch "graph.sgd_update"(%w, %g, %lr, %step) -> (%w) {backend = "generated", options = {}} : (memref<8x4x3x3xf32>, memref<8x4x1x1xf32>, memref<f32>, memref<i64>) -> memref<8x4x3x3xf32>
   return
 }
