@@ -77,7 +77,8 @@ def Kernel_LaunchOp : Kernel_Op<"launch", [AttrSizedOperandSegments]> {
     that computes it (`callee`, set by --trainc-kernel-to-loop), which takes
     the inputs, the outputs and then the `scratch` buffers: intermediates
     the kernel needs besides its outputs (e.g. softmax's row maxima), placed
-    in the arena like any other buffer.
+    in the arena like any other buffer (a scratch operand may be a
+    `kernel.view` of another, for a kernel that indexes it in two shapes).
   }];
   let arguments = (ins Variadic<AnyStaticShapeMemRef>:$inputs,
                        Variadic<AnyStaticShapeMemRef>:$outputs,

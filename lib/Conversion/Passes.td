@@ -12,7 +12,9 @@ def KernelToLoopPass : Pass<"trainc-kernel-to-loop", "mlir::ModuleOp"> {
     graph op family, GeneratedKernels.cpp), gives each nest its default
     schedule, and sets the launch's `callee`. Buffers the kernel needs
     besides its outputs become `kernel.alloc`s passed as the launch's
-    `scratch`, so the memory planner places them. The kernel function sees
+    `scratch`, so the memory planner places them; a kernel that indexes
+    one such buffer in two shapes gets a `kernel.view` of it as a further
+    scratch operand (its argument's `loop.view_of` names the first). The kernel function sees
     each buffer in the shape that suits it (unit dimensions dropped,
     contiguous dimensions merged): same element type and element count,
     since only its address crosses the call.
