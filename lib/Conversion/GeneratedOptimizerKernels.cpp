@@ -28,63 +28,59 @@ struct DoubleMath {
 constexpr int64_t kChunkElements = 1 << 18;
 constexpr int64_t kMaxChunks = 16;
 
-/// The nests of an optimizer update whose inputs are the parameter-shaped
-/// tensors where `tensor` says so and scalars elsewhere (learning rate,
-/// step), and whose outputs are all parameter-shaped; `body` sees the
-/// inputs in the launch's order. Input 1 is the gradient. One vectorized
-/// pass over the flat buffers.
-///
-/// With the option `gradient_starts` (--trainc-window-updates) the
-/// gradient is the window at those starts of a gradient that is zero
-/// elsewhere: seen as [rows, taps] (the parameter's leading dims the
-/// window covers whole, and the rest), a few taps of every row. The flat
-/// pass then runs in chunks of rows, each reading the chunk's gradient
-/// from a scratch buffer that a nest over [chunk rows, taps] fills just
-/// before (the window's taps of each row, zero elsewhere), while it is
-/// still in the cache: memory traffic as for a full gradient in memory,
-/// without the full gradient. (The update itself over [rows, taps],
-/// selecting the gradient by tap, ran 4x slower: rows of 9 taps fill 9 of
-/// 16 lanes. Strided nests over the window's taps moved more memory.)
-LogicalResult emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
+/// An optimizer update whose inputs are the parameter-shaped tensors where
+/// `tensor` says so and scalars elsewhere (learning rate, step), and whose
+/// outputs are all parameter-shaped; `body` sees the inputs in the
+/// launch's order. Input 1 is the gradient. One vectorized nest over the
+/// flat buffers.
+LogicalResult emitFlatUpdate(KernelBuilder &kb, ArrayRef<bool> tensor,
+                             Body body) {
+  int64_t count = kb.inputType(0).getNumElements();
+  if (kb.inputType(1).getNumElements() != count)
+    return kb.launch.emitError("the generated ")
+           << kb.launch.getKernel()
+           << " needs a gradient of the parameter's size, or "
+              "`gradient_starts`";
+  Space space(ArrayRef<int64_t>{count});
+  unsigned all = space.add({0}), scalar = space.add({});
+  SmallVector<Operand> inputs, outputs;
+  for (auto [i, isTensor] : llvm::enumerate(tensor))
+    inputs.push_back(isTensor ? Operand{kb.input(i, {count}), all}
+                              : Operand{kb.input(i, {}), scalar});
+  for (unsigned i = 0; i < kb.launch.getOutputs().size(); ++i)
+    outputs.push_back({kb.output(i, {count}), all});
+  kb.nest(space, inputs, outputs, space.reduction, body);
+  return success();
+}
+
+/// The same update where the gradient is the window at `gradient_starts`
+/// (--trainc-window-updates) of a gradient that is zero elsewhere: seen as
+/// [rows, taps] (the parameter's leading dims the window covers whole,
+/// and the rest), a few taps of every row. The flat nest runs in chunks
+/// of rows, each reading the chunk's gradient from a scratch buffer that
+/// a nest over [chunk rows, taps] fills just before (the window's taps of
+/// each row, zero elsewhere), while it is still in the cache: memory
+/// traffic as for a full gradient in memory, without the full gradient.
+/// (The update itself over [rows, taps], selecting the gradient by tap,
+/// ran 4x slower: rows of 9 taps fill 9 of 16 lanes. Strided nests over
+/// the window's taps moved more memory.)
+LogicalResult emitWindowedUpdate(KernelBuilder &kb, ArrayRef<bool> tensor,
+                                 Body body) {
   MLIRContext *context = kb.builder.getContext();
   ArrayRef<int64_t> full = kb.inputType(0).getShape();
   ArrayRef<int64_t> window = kb.inputType(1).getShape();
   ArrayRef<int64_t> starts = kb.integers("gradient_starts");
   int64_t count = kb.inputType(0).getNumElements();
-  bool windowed =
-      static_cast<bool>(kb.launch.getOptions().get("gradient_starts"));
-  if (windowed) {
-    // --trainc-window-updates checked all this; hand-written IR may not.
-    bool fits = starts.size() == full.size() && window.size() == full.size() &&
-                count > 0;
-    for (size_t d = 0; fits && d < full.size(); ++d)
-      fits =
-          starts[d] >= 0 && window[d] >= 1 && starts[d] + window[d] <= full[d];
-    if (!fits)
-      return kb.launch.emitError("the generated ")
-             << kb.launch.getKernel()
-             << " needs `gradient_starts` (one per dim) that place its "
-                "non-empty gradient inside the parameter";
-  } else if (kb.inputType(1).getNumElements() != count) {
+  // --trainc-window-updates checked all this; hand-written IR may not.
+  bool fits =
+      starts.size() == full.size() && window.size() == full.size() && count > 0;
+  for (size_t d = 0; fits && d < full.size(); ++d)
+    fits = starts[d] >= 0 && window[d] >= 1 && starts[d] + window[d] <= full[d];
+  if (!fits)
     return kb.launch.emitError("the generated ")
            << kb.launch.getKernel()
-           << " needs a gradient of the parameter's size, or "
-              "`gradient_starts`";
-  }
-  unsigned numOutputs = kb.launch.getOutputs().size();
-  AffineExpr d0 = affineDim(context, 0);
-  if (!windowed) {
-    Space space(ArrayRef<int64_t>{count});
-    unsigned all = space.add({0}), scalar = space.add({});
-    SmallVector<Operand> inputs, outputs;
-    for (auto [i, isTensor] : llvm::enumerate(tensor))
-      inputs.push_back(isTensor ? Operand{kb.input(i, {count}), all}
-                                : Operand{kb.input(i, {}), scalar});
-    for (unsigned i = 0; i < numOutputs; ++i)
-      outputs.push_back({kb.output(i, {count}), all});
-    kb.nest(space, inputs, outputs, space.reduction, body);
-    return success();
-  }
+           << " needs `gradient_starts` (one per dim) that place its "
+              "non-empty gradient inside the parameter";
   size_t rank = full.size(), split = 0;
   while (split < rank && window[split] == full[split] && starts[split] == 0)
     ++split;
@@ -103,6 +99,8 @@ LogicalResult emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
         next.push_back(tap * full[d] + starts[d] + i);
     live = std::move(next);
   }
+  unsigned numOutputs = kb.launch.getOutputs().size();
+  AffineExpr d0 = affineDim(context, 0);
   SmallVector<Value> inputs, outputs;
   for (auto [i, isTensor] : llvm::enumerate(tensor))
     inputs.push_back(i == 1     ? kb.input(1, {rows, windowTaps})
@@ -152,6 +150,12 @@ LogicalResult emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
     kb.nest({chunk * taps}, {false}, operands, outputs, maps, body);
   }
   return success();
+}
+
+LogicalResult emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
+  if (kb.launch.getOptions().get("gradient_starts"))
+    return emitWindowedUpdate(kb, tensor, body);
+  return emitFlatUpdate(kb, tensor, body);
 }
 } // namespace
 
