@@ -46,16 +46,23 @@ LogicalResult importGather(NodeImporter &n) {
   // (torch's qkv[0], x[:, 2], x[:, ::2] exports): a strided slice, which
   // moves the elements as a view does and differentiates to zeros plus a
   // copy, where a gather sums over every position of the axis.
-  if (indices && (indices->shape.empty() || indices->shape.size() == 1)) {
+  if (indices && (indices->shape.empty() || indices->shape.size() == 1) &&
+      type->hasStaticShape()) {
     int64_t size = type->getDimSize(*axis);
     SmallVector<int64_t> positions;
     for (int64_t index : indices->ints)
       positions.push_back(index < 0 ? index + size : index);
-    int64_t step = positions.size() > 1 ? positions[1] - positions[0] : 1;
-    bool strided = !positions.empty() && type->hasStaticShape() && step >= 1;
-    for (size_t i = 0; strided && i < positions.size(); ++i)
-      strided = positions[i] >= 0 && positions[i] < size &&
-                positions[i] == positions[0] + int64_t(i) * step;
+    // Every position on the axis first, so that the differences below
+    // cannot overflow (a file may hold any int64 index).
+    bool strided =
+        !positions.empty() && llvm::all_of(positions, [&](int64_t position) {
+          return position >= 0 && position < size;
+        });
+    int64_t step =
+        strided && positions.size() > 1 ? positions[1] - positions[0] : 1;
+    strided = strided && step >= 1;
+    for (size_t i = 1; strided && i < positions.size(); ++i)
+      strided = positions[i] - positions[i - 1] == step;
     if (strided) {
       auto data = n.input(0);
       if (failed(data))
