@@ -38,6 +38,29 @@ TEST_CASE("generated unary kernels match the interpreter", "[generated]") {
   }
 }
 
+TEST_CASE("generated erf is within 2.5e-7 of erf everywhere", "[generated]") {
+  // --trainc-approximate-math's two-piece erf on every 1/1024 of [-6, 6]
+  // (both pieces, the switch at |x| = 1, the clamp at 4), tiny values, and
+  // the special ones. The bound is absolute near 1 (GELU's 1 + erf(x)
+  // cancels there) and relative near 0: 2.5e-7 (|b| + 0.05), against erf
+  // in double rounded to f32 (half an ulp: up to 6e-8 relative).
+  HostTensor x{DType::F32, {}, {}};
+  for (int i = -6 * 1024; i <= 6 * 1024; ++i)
+    x.data.push_back(i / 1024.0);
+  for (double tiny : {1e-30, -1e-30, 1e-10, 3e-5, -2e-3})
+    x.data.push_back(tiny);
+  for (double special :
+       {-0.0, std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity(), std::nan("")})
+    x.data.push_back(special);
+  x.shape = {int64_t(x.data.size())};
+  checkGenerated({"graph.erf", {x}, {{DType::F32, x.shape}}}, 2.5e-7);
+  // -0 keeps its sign.
+  checkGeneratedBits({"graph.erf",
+                      {HostTensor{DType::F32, {1}, {-0.0}}},
+                      {{DType::F32, {1}}}});
+}
+
 TEST_CASE("generated casts are exact", "[generated]") {
   // bf16 and f16 too: --amp's casts (computed in f32 registers).
   const DType types[] = {DType::F32, DType::F64, DType::BF16, DType::F16,

@@ -119,7 +119,11 @@ def ApproximateMathPass : Pass<"trainc-approximate-math", "mlir::ModuleOp"> {
     Rewrites f32 `math` ops (scalar or vector) into upstream's polynomial
     approximations (`populateMathPolynomialApproximationPatterns`), so a
     vectorized GELU or softmax stays in vector registers instead of calling
-    libm once per lane.
+    libm once per lane. `math.erf` instead becomes two polynomials
+    computed side by side and one selected (|x| < 1: x P(x^2); beyond:
+    1 - erfc as a polynomial in |x|, which keeps GELU's 1 + erf(x) accurate
+    for x < -2): at most 1.3e-7 from erf, no division, half the
+    instructions of upstream's three-interval approximation.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
