@@ -159,16 +159,19 @@ struct FuseElementwisePass
     return writer;
   }
 
-  /// Whether every output of `producer` is read only after `consumer` (or
-  /// by it), so that the fused launch may write them at the consumer's
-  /// place.
+  /// Whether no launch between `producer` and `consumer` uses an output of
+  /// `producer` (the consumer only reads them), so that the fused launch
+  /// may write them at the consumer's place. Launches before the producer
+  /// are unaffected: an output updated in place (GELU's gradient writes
+  /// the forward's saved value) was read by the forward pass long before.
   static bool readLaterOnly(kernel::LaunchOp producer,
                             kernel::LaunchOp consumer) {
     for (Value output : producer.getOutputs()) {
       if (!output.getDefiningOp<kernel::AllocOp>())
         return false;
       for (Operation *user : output.getUsers()) {
-        if (user == producer.getOperation() || isa<kernel::AllocOp>(user))
+        if (user == producer.getOperation() || isa<kernel::AllocOp>(user) ||
+            user->isBeforeInBlock(producer))
           continue;
         if (user == consumer.getOperation()) {
           if (llvm::is_contained(consumer.getOutputs(), output))

@@ -284,6 +284,14 @@ public:
         result = arith::TruncFOp::create(nested, loc, stored, result);
     }
     loop::YieldOp::create(nested, loc, results);
+    // Widenings the body did not read (an elementwise nest's outputs): a
+    // nest must not use its output arguments to count as elementwise
+    // (--trainc-fuse-elementwise).
+    if (mixed)
+      for (Value argument : arguments)
+        if (auto widen = argument.getDefiningOp<arith::ExtFOp>();
+            widen && widen->use_empty())
+          widen->erase();
     builder.setInsertionPointAfter(nestOp);
     return nestOp;
   }

@@ -52,9 +52,11 @@ def FuseElementwisePass : Pass<"trainc-fuse-elementwise", "mlir::ModuleOp"> {
     the other nest's buffers, all read or written whole (identity maps or
     scalars), are viewed in it. Not fused: kernels with an input check,
     bodies that read `loop.index`, producers whose inputs are written
-    between the two launches, and producers with an output read by another
-    launch before the consumer (the fused launch, at the consumer's place,
-    would write it too late).
+    between the two launches, and producers with an output used by another
+    launch between the two (the fused launch, at the consumer's place,
+    would write it too late; launches before the producer do not count,
+    so GELU's gradient, which updates the forward's saved value in place,
+    fuses with the cast and the add after it).
 
     A consumer of several nests (a reduction: a fill, then the reducing
     nest) takes an elementwise producer of one output that nothing else

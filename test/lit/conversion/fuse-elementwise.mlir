@@ -100,6 +100,27 @@ func.func @gelu_chain(%x: memref<4x8xf32>, %b: memref<8xf32>, %sqrt2: memref<f32
 
 // -----
 
+// A fused producer whose outputs include a buffer that launches before it
+// read (GELU's gradient overwrites the forward's saved value in place):
+// those reads are unaffected, so its consumer still fuses with it. A reader
+// between the two launches would stop it (@not_fused below).
+// CHECK-LABEL: func.func @read_before_producer
+// CHECK-SAME: (%[[X:.*]]: memref<16xf32>, %[[S:.*]]: memref<16xf32>, %[[Y:.*]]: memref<16xf32>, %[[Z:.*]]: memref<16xf32>)
+// CHECK: kernel.launch "graph.neg"(%[[B:.*]]) -> (%[[Y]])
+// CHECK-NEXT: kernel.launch "fused(mul,neg,exp)"(%[[B]], %[[X]]) -> (%[[B]], %[[Z]])
+// CHECK-NOT: kernel.launch
+func.func @read_before_producer(%x: memref<16xf32>, %s: memref<16xf32>, %y: memref<16xf32>, %z: memref<16xf32>) {
+  %b = kernel.alloc : memref<16xf32>
+  kernel.launch "graph.neg"(%b) -> (%y) {backend = "generated", options = {}} : (memref<16xf32>) -> memref<16xf32>
+  %t = kernel.alloc : memref<16xf32>
+  kernel.launch "graph.mul"(%b, %x) -> (%t) {backend = "generated", options = {}} : (memref<16xf32>, memref<16xf32>) -> memref<16xf32>
+  kernel.launch "graph.neg"(%t) -> (%b) {backend = "generated", options = {}} : (memref<16xf32>) -> memref<16xf32>
+  kernel.launch "graph.exp"(%t) -> (%z) {backend = "generated", options = {}} : (memref<16xf32>) -> memref<16xf32>
+  return
+}
+
+// -----
+
 // Not fused: the intermediate is read between the two launches (the fused
 // kernel would write it too late), and a reduction consumer.
 // CHECK-LABEL: func.func @not_fused
