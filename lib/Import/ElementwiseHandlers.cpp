@@ -250,12 +250,17 @@ LogicalResult importIdentity(NodeImporter &n) {
 }
 
 /// Input 0 converted to `target` (a known value at import time, else a
-/// graph.cast). A small float initializer is folded even though it has a
+/// graph.cast). A small f64 initializer is folded even though it has a
 /// parameter's role: torch 2.x's dynamo exporter writes a model's scalar
-/// constants (`x * 0.5`) as initializers read through CastLike, which
-/// PyTorch does not train.
+/// constants (`x * 0.5`) as f64 initializers read through CastLike, which
+/// PyTorch does not train (nor are its trained parameters f64). A small
+/// f32, f16 or bf16 weight read through a Cast stays a parameter.
 LogicalResult importCastTo(NodeImporter &n, Type target) {
-  if (const KnownTensor *value = n.known(0)) {
+  const KnownTensor *value = n.known(0);
+  if (value && value->isFloat() && n.isWeight(0) &&
+      !value->elementType.isF64())
+    value = nullptr;
+  if (value) {
     KnownTensor result = *value;
     result.elementType = target;
     if (isa<FloatType>(target) && !value->isFloat()) {

@@ -1,7 +1,7 @@
 """Writes ONNX models whose small float weight (4 elements: every float
 initializer of 16 or fewer is also known at import time, for Clip bounds
-and shape arithmetic) reaches its reader through Unsqueeze, Identity or
-Reshape, into the directory given as the only argument. torch's
+and shape arithmetic) reaches its reader through Unsqueeze, Identity,
+Reshape, Cast or CastLike, into the directory given as the only argument. torch's
 GroupNorm export unsqueezes a weight of that size."""
 import os
 import sys
@@ -21,6 +21,10 @@ paths = {
     "identity": [helper.make_node("Identity", ["w"], ["wi"]),
                  helper.make_node("Unsqueeze", ["wi", "axes"], ["wu"])],
     "reshape": [helper.make_node("Reshape", ["w", "shape"], ["wu"])],
+    "cast": [helper.make_node("Cast", ["w"], ["wc"], to=TensorProto.FLOAT),
+             helper.make_node("Unsqueeze", ["wc", "axes"], ["wu"])],
+    "castlike": [helper.make_node("CastLike", ["w", "x"], ["wc"]),
+                 helper.make_node("Reshape", ["wc", "shape"], ["wu"])],
 }
 for name, nodes in paths.items():
     graph = helper.make_graph(nodes + [helper.make_node("Mul", ["x", "wu"], ["y"])], name,
