@@ -79,6 +79,19 @@ FusedOperand operandIn(loop::NestOp nest, unsigned i, Value buffer,
           AffineMap::getMultiDimIdentityMap(domain.size(), context)};
 }
 
+/// Whether `nest` only widens its one input (bf16 or f16 to f32): cheaper
+/// to compute again from the narrower input wherever it is read than to
+/// write and read back.
+bool isWideningCast(loop::NestOp nest) {
+  if (nest.getInputs().size() != 1 || nest.getOutputs().size() != 1)
+    return false;
+  Block &body = nest.getBody().front();
+  auto widen = dyn_cast<arith::ExtFOp>(&body.front());
+  return widen && widen->getNextNode() == body.getTerminator() &&
+         widen.getIn() == body.getArgument(0) &&
+         body.getTerminator()->getOperand(0) == widen.getResult();
+}
+
 /// Clones the ops of a nest body `block` at `b`, its arguments bound in
 /// `mapping`, and returns the values it yields.
 SmallVector<Value> inlineBody(OpBuilder &b, Block &block, IRMapping &mapping) {
@@ -134,11 +147,19 @@ struct FuseElementwisePass
       if (!producer || !producer->isBeforeInBlock(consumer))
         continue;
       loop::NestOp producerNest = elementwiseNest(producer, symbols);
-      if (!producerNest || !readLaterOnly(producer, consumer) ||
+      if (!producerNest ||
           writtenBetween(producer.getInputs(), producer, consumer))
         continue;
-      if (kernel::LaunchOp fused =
-              fuse(producer, producerNest, consumer, consumerNest, symbols))
+      // A widening cast that other launches read too stays for them and is
+      // computed again in the fused nest: its output is not written twice,
+      // and each reader may fuse it in turn (softmax's gradient reads its
+      // bf16 incoming gradient in a reduction and in an elementwise nest).
+      bool duplicate = isWideningCast(producerNest) &&
+                       readElsewhere(buffer, producer, consumer);
+      if (!duplicate && !readLaterOnly(producer, consumer))
+        continue;
+      if (kernel::LaunchOp fused = fuse(producer, producerNest, consumer,
+                                        consumerNest, duplicate, symbols))
         return fused;
     }
     return {};
@@ -194,9 +215,12 @@ struct FuseElementwisePass
     });
   }
 
+  /// Fuses `producer` into `consumer`; with `duplicate`, the producer stays
+  /// (it writes its output for other launches) and the fused nest computes
+  /// its body again without writing it.
   kernel::LaunchOp fuse(kernel::LaunchOp producer, loop::NestOp producerNest,
-                     kernel::LaunchOp consumer, loop::NestOp consumerNest,
-                     SymbolTable &symbols) {
+                        kernel::LaunchOp consumer, loop::NestOp consumerNest,
+                        bool duplicate, SymbolTable &symbols) {
     ArrayRef<int64_t> producerDomain = producerNest.getDomain();
     ArrayRef<int64_t> consumerDomain = consumerNest.getDomain();
     if (points(producerDomain) != points(consumerDomain))
@@ -255,8 +279,8 @@ struct FuseElementwisePass
         addInput(operandOf(consumerNest, consumerOwn, i, buffer));
     SmallVector<unsigned> kept; // producer outputs the fused launch writes
     for (auto [i, buffer] : llvm::enumerate(producerOutputs))
-      if (!llvm::is_contained(consumer.getInputs(), buffer) ||
-          readElsewhere(buffer, producer, consumer)) {
+      if (!duplicate && (!llvm::is_contained(consumer.getInputs(), buffer) ||
+                         readElsewhere(buffer, producer, consumer))) {
         kept.push_back(i);
         outputs.push_back(
             operandOf(producerNest, producerOwn, producerInputs + i, buffer));
@@ -334,6 +358,8 @@ struct FuseElementwisePass
     fused.setCalleeAttr(FlatSymbolRefAttr::get(function));
     SmallVector<Value> intermediates(producerOutputs);
     consumer.erase();
+    if (duplicate)
+      return fused;
     producer.erase();
     for (Value intermediate : intermediates)
       if (intermediate.use_empty())
@@ -345,10 +371,12 @@ struct FuseElementwisePass
   /// input written by an elementwise producer that nothing else reads: the
   /// one nest reading it computes the producer's body first, and the
   /// intermediate goes. `reduce_sum(g * y)` (softmax's gradient) reads g
-  /// and y once instead of writing g * y and reading it back.
+  /// and y once instead of writing g * y and reading it back. A widening
+  /// cast may have several reading nests, which each widen its input
+  /// (softmax reads its input for the maximum and for the exponentials).
   kernel::LaunchOp fuseIntoReader(kernel::LaunchOp consumer,
                                   SymbolTable &symbols) {
-    if (!consumer.getCallee() || !consumer.getScratch().empty())
+    if (!consumer.getCallee())
       return {};
     auto function = symbols.lookup<func::FuncOp>(*consumer.getCallee());
     if (!function || function->hasAttr(loop::kCheckAttrName))
@@ -379,26 +407,30 @@ struct FuseElementwisePass
                             kernel::LaunchOp consumer, func::FuncOp function,
                             unsigned index, SymbolTable &symbols) {
     BlockArgument intermediate = function.getArgument(index);
-    // The one nest that reads the intermediate, as an input indexed by its
-    // whole domain.
-    loop::NestOp reader;
-    unsigned readAs = 0;
+    // The nests that read the intermediate, each as an input indexed by
+    // their common whole domain: one, or any for a widening cast.
+    llvm::DenseMap<Operation *, unsigned> readAs;
     for (loop::NestOp nest : function.getBody().getOps<loop::NestOp>()) {
       auto operands = llvm::to_vector(nest->getOperands());
       if (!llvm::is_contained(operands, Value(intermediate)))
         continue;
       auto inputs = llvm::to_vector(nest.getInputs());
       auto at = llvm::find(inputs, Value(intermediate));
-      if (reader || at == inputs.end() ||
-          llvm::count(operands, Value(intermediate)) != 1)
+      if (at == inputs.end() ||
+          llvm::count(operands, Value(intermediate)) != 1 ||
+          !isWhole(nest, at - inputs.begin()))
         return {};
-      reader = nest;
-      readAs = at - inputs.begin();
+      readAs[nest] = at - inputs.begin();
     }
-    if (!reader || !isWhole(reader, readAs) ||
+    if (readAs.empty() ||
+        (readAs.size() > 1 && !isWideningCast(producerNest)) ||
         !isWhole(producerNest, producerNest.getInputs().size()))
       return {};
-    ArrayRef<int64_t> domain = reader.getDomain();
+    ArrayRef<int64_t> domain =
+        cast<loop::NestOp>(readAs.begin()->first).getDomain();
+    for (auto [nest, _] : readAs)
+      if (cast<loop::NestOp>(nest).getDomain() != domain)
+        return {};
     bool sameDomain = producerNest.getDomain() == domain;
     if (points(producerNest.getDomain()) != points(domain) ||
         (!sameDomain && !isReshapable(producerNest)))
@@ -450,15 +482,16 @@ struct FuseElementwisePass
     ValueRange producerArguments =
         entry->getArguments().slice(index, numProducerInputs);
 
-    // The nests in order; the reader gets the producer's inputs first and
+    // The nests in order; a reader gets the producer's inputs first and
     // computes the producer's body before its own.
     b.setInsertionPointToStart(entry);
     for (Operation &op : function.getBody().front()) {
-      auto nest = dyn_cast<loop::NestOp>(op);
-      if (nest != reader) {
+      auto reader = dyn_cast<loop::NestOp>(op);
+      if (!reader || !readAs.count(reader)) {
         b.clone(op, arguments);
         continue;
       }
+      unsigned readerInput = readAs.lookup(reader);
       SmallVector<Value> inputs(producerArguments);
       SmallVector<AffineMap> maps;
       for (const FusedOperand &operand : producerOperands)
@@ -466,7 +499,7 @@ struct FuseElementwisePass
       auto readerMaps = llvm::to_vector(
           reader.getIndexingMaps().getAsValueRange<AffineMapAttr>());
       for (auto [i, input] : llvm::enumerate(reader.getInputs()))
-        if (i != readAs) {
+        if (i != readerInput) {
           inputs.push_back(arguments.lookup(input));
           maps.push_back(readerMaps[i]);
         }
@@ -496,7 +529,7 @@ struct FuseElementwisePass
       for (unsigned i = 0, next = numProducerInputs;
            i < readerBody.getNumArguments(); ++i)
         mapping.map(readerBody.getArgument(i),
-                    i == readAs ? produced : body->getArgument(next++));
+                    i == readerInput ? produced : body->getArgument(next++));
       loop::YieldOp::create(b, loc, inlineBody(b, readerBody, mapping));
       b.setInsertionPointAfter(fused);
     }
@@ -508,6 +541,7 @@ struct FuseElementwisePass
         consumer.getOptions());
     fused.setBackend("generated");
     fused.setCalleeAttr(FlatSymbolRefAttr::get(fusedFunction));
+    fused.getScratchMutable().append(consumer.getScratch());
     Value buffer = producer.getOutputs()[0];
     consumer.erase();
     producer.erase();

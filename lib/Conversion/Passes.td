@@ -58,6 +58,14 @@ def FuseElementwisePass : Pass<"trainc-fuse-elementwise", "mlir::ModuleOp"> {
     so GELU's gradient, which updates the forward's saved value in place,
     fuses with the cast and the add after it).
 
+    A widening cast (bf16 or f16 to f32) that other launches read too is
+    not made an output of the fused nest: the fused nest widens the
+    narrower input again, and the cast stays for its other readers, which
+    may fuse it in turn; the last one takes it whole. Under `--amp bf16`,
+    softmax's gradient reads its bf16 incoming gradient in the reduction
+    and in the elementwise nest after it, and the f32 copy is never
+    stored.
+
     A consumer of several nests (a reduction: a fill, then the reducing
     nest) takes an elementwise producer of one output that nothing else
     reads: the one nest that reads it, whole, computes the producer's body

@@ -177,6 +177,86 @@ func.func @reduce_of_kept_product(%g: memref<4x8xf32>, %y: memref<4x8xf32>, %s: 
 
 // -----
 
+// A widening cast read by two launches (softmax's gradient under --amp bf16:
+// sum(g * y) per row, then y * (g - sum)): each reader computes the cast
+// again from the bf16 gradient, so the product fuses into the reduction
+// and the f32 copy of g is never stored.
+// CHECK-LABEL: func.func @widening_cast_read_twice
+// CHECK-SAME: (%[[G:.*]]: memref<4x8xbf16>, %[[Y:.*]]: memref<4x8xf32>, %[[D:.*]]: memref<4x8xbf16>)
+// CHECK: kernel.launch "fused(cast,mul,reduce_sum)"(%[[G]], %[[Y]]) -> (%[[S:[0-9a-z_]+]])
+// CHECK-NEXT: kernel.launch "fused(cast,sub,mul,cast)"(%[[G]], %[[S]], %[[Y]]) -> (%[[D]])
+// CHECK-NOT: kernel.launch
+func.func @widening_cast_read_twice(%g: memref<4x8xbf16>, %y: memref<4x8xf32>, %d: memref<4x8xbf16>) {
+  %g32 = kernel.alloc : memref<4x8xf32>
+  kernel.launch "graph.cast"(%g) -> (%g32) {backend = "generated", options = {to = f32}} : (memref<4x8xbf16>) -> memref<4x8xf32>
+  %gy = kernel.alloc : memref<4x8xf32>
+  kernel.launch "graph.mul"(%g32, %y) -> (%gy) {backend = "generated", options = {}} : (memref<4x8xf32>, memref<4x8xf32>) -> memref<4x8xf32>
+  %s = kernel.alloc : memref<4x1xf32>
+  kernel.launch "graph.reduce_sum"(%gy) -> (%s) {backend = "generated", options = {axes = array<i64: 1>, keepdims = true}} : (memref<4x8xf32>) -> memref<4x1xf32>
+  %t = kernel.alloc : memref<4x8xf32>
+  kernel.launch "graph.sub"(%g32, %s) -> (%t) {backend = "generated", options = {}} : (memref<4x8xf32>, memref<4x1xf32>) -> memref<4x8xf32>
+  %u = kernel.alloc : memref<4x8xf32>
+  kernel.launch "graph.mul"(%t, %y) -> (%u) {backend = "generated", options = {}} : (memref<4x8xf32>, memref<4x8xf32>) -> memref<4x8xf32>
+  kernel.launch "graph.cast"(%u) -> (%d) {backend = "generated", options = {to = bf16}} : (memref<4x8xf32>) -> memref<4x8xbf16>
+  return
+}
+
+// -----
+
+// A widening cast that a library launch reads too stays for it; the
+// elementwise reader computes it again and no f32 copy is written twice.
+// CHECK-LABEL: func.func @widening_cast_kept_for_library
+// CHECK: kernel.launch "graph.cast"(%[[G:[0-9a-z_]+]]) -> (%[[G32:[0-9a-z_]+]])
+// CHECK-NEXT: kernel.launch "fused(cast,neg)"(%[[G]]) -> (%{{.*}})
+// CHECK-NEXT: kernel.launch "graph.matmul"(%[[G32]]
+func.func @widening_cast_kept_for_library(%g: memref<4x4xbf16>, %n: memref<4x4xf32>, %m: memref<4x4xf32>) {
+  %g32 = kernel.alloc : memref<4x4xf32>
+  kernel.launch "graph.cast"(%g) -> (%g32) {backend = "generated", options = {to = f32}} : (memref<4x4xbf16>) -> memref<4x4xf32>
+  kernel.launch "graph.neg"(%g32) -> (%n) {backend = "generated", options = {}} : (memref<4x4xf32>) -> memref<4x4xf32>
+  kernel.launch "graph.matmul"(%g32, %g32) -> (%m) {backend = "dnnl", options = {}} : (memref<4x4xf32>, memref<4x4xf32>) -> memref<4x4xf32>
+  return
+}
+
+// -----
+
+// A widening cast read only by a kernel of several nests that read it
+// (softmax: the row maximum, then the exponentials): each of them widens
+// the bf16 input itself, and the launch keeps its scratch buffers.
+// CHECK-LABEL: func.func @softmax_of_widened
+// CHECK-SAME: (%[[X:.*]]: memref<4x16xbf16>, %[[Y:.*]]: memref<4x16xf32>)
+// CHECK-NOT: kernel.launch "graph.cast"
+// CHECK: kernel.launch "fused(cast,softmax)"(%[[X]]) -> (%[[Y]]) scratch(
+// CHECK-NOT: kernel.launch
+// CHECK: func.func private @[[K:.*]](%[[XA:.*]]: memref<4x16xbf16>, %{{.*}}: memref<4x16xf32>, %{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>) attributes {loop.kernel}
+// CHECK: loop.nest ins(%[[XA]] : memref<4x16xbf16>)
+// CHECK: arith.extf
+// CHECK: arith.maximumf
+// CHECK: loop.nest ins(%[[XA]], %{{.*}} : memref<4x16xbf16>, memref<4xf32>)
+// CHECK: arith.extf
+// CHECK: math.exp
+func.func @softmax_of_widened(%x: memref<4x16xbf16>, %y: memref<4x16xf32>) {
+  %x32 = kernel.alloc : memref<4x16xf32>
+  kernel.launch "graph.cast"(%x) -> (%x32) {backend = "generated", options = {to = f32}} : (memref<4x16xbf16>) -> memref<4x16xf32>
+  kernel.launch "graph.softmax"(%x32) -> (%y) {backend = "generated", options = {axis = 1 : i64}} : (memref<4x16xf32>) -> memref<4x16xf32>
+  return
+}
+
+// -----
+
+// Not fused: a producer other than a widening cast, which two of the
+// softmax's nests read (it would be computed twice).
+// CHECK-LABEL: func.func @softmax_of_scaled
+// CHECK: kernel.launch "graph.mul"
+// CHECK: kernel.launch "graph.softmax"
+func.func @softmax_of_scaled(%x: memref<4x16xf32>, %c: memref<f32>, %y: memref<4x16xf32>) {
+  %t = kernel.alloc : memref<4x16xf32>
+  kernel.launch "graph.mul"(%x, %c) -> (%t) {backend = "generated", options = {}} : (memref<4x16xf32>, memref<f32>) -> memref<4x16xf32>
+  kernel.launch "graph.softmax"(%t) -> (%y) {backend = "generated", options = {axis = 1 : i64}} : (memref<4x16xf32>) -> memref<4x16xf32>
+  return
+}
+
+// -----
+
 // Not a slice from the start of each axis (a ViT class token's gradient,
 // issue 26): its nest reads the larger buffer with an identity map over
 // the slice's domain, which is not the whole buffer, so it cannot be
