@@ -14,11 +14,15 @@
 //     dim (a vectorized copy) and read with its last two dims swapped;
 //  3. a product read only by a transpose that makes the product's rows
 //     its innermost dim is computed transposed (b^T a^T), so that the
-//     transpose keeps the innermost dim, or goes.
+//     transpose keeps the innermost dim, or goes;
+//  4. a transpose that an earlier one already made (rule 2 turns the
+//     forward pass's key transpose into the one its gradient reads) is
+//     not made again.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/kernel/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace trainc::kernel {
@@ -140,6 +144,55 @@ struct FoldTransposesPass
         foldOperand(matmul, index, option);
       transposeProduct(matmul);
     }
+    getOperation().walk(
+        [&](func::FuncOp function) { reuseTransposes(function); });
+  }
+
+  /// Rule 4: a transpose of the buffer an earlier transpose read, with the
+  /// same permutation, its input unchanged in between, reads the earlier
+  /// one's result instead (each result written by its transpose alone).
+  void reuseTransposes(func::FuncOp function) {
+    SmallVector<LaunchOp> made; // transposes so far, in launch order
+    for (LaunchOp launch : llvm::to_vector(function.getOps<LaunchOp>())) {
+      if (launch.getKernel() != "graph.transpose" ||
+          launch.getInputs().size() != 1 || !writtenOnlyBy(launch))
+        continue;
+      Value input = launch.getInputs()[0];
+      LaunchOp earlier;
+      for (LaunchOp other : made)
+        if (viewRoot(other.getInputs()[0]) == viewRoot(input) &&
+            other.getInputs()[0].getType() == input.getType() &&
+            other.getBackend() == launch.getBackend() &&
+            other.getOptions() == launch.getOptions() &&
+            !usedBetween(input, other, launch))
+          earlier = other;
+      if (!earlier) {
+        made.push_back(launch);
+        continue;
+      }
+      Value result = launch.getOutputs()[0];
+      result.replaceAllUsesWith(earlier.getOutputs()[0]);
+      launch.erase();
+      result.getDefiningOp()->erase();
+    }
+  }
+
+  /// Whether `transpose` writes one allocation that no other launch
+  /// writes (through a view or not).
+  static bool writtenOnlyBy(LaunchOp transpose) {
+    if (transpose.getOutputs().size() != 1)
+      return false;
+    Value result = transpose.getOutputs()[0];
+    if (!result.getDefiningOp<AllocOp>())
+      return false;
+    bool alone = true;
+    transpose->getParentOp()->walk([&](LaunchOp launch) {
+      if (launch != transpose &&
+          llvm::any_of(launch.getOutputs(),
+                       [&](Value b) { return viewRoot(b) == result; }))
+        alone = false;
+    });
+    return alone;
   }
 
   /// Rules 1 and 2 for operand `index` of `matmul`.

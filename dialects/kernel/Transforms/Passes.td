@@ -54,6 +54,12 @@ def FoldTransposesPass : Pass<"trainc-fold-transposes", "mlir::ModuleOp"> {
        swapped, each one's last-two-dims swap toggled), so that the
        transpose keeps the innermost dim; a transpose left with nothing
        to permute goes and the product is written to its result.
+    4. A transpose of the buffer an earlier transpose read, with the same
+       permutation and backend, each writing an allocation nothing else
+       writes, is not made again when its input is not written in
+       between: its readers read the earlier result. Rule 2 makes the
+       attention's key and value transposes of the forward pass the ones
+       their gradients read (the Transformer: 4 transposes fewer a step).
   }];
   let dependentDialects = ["::trainc::kernel::KernelDialect"];
 }

@@ -4,7 +4,7 @@
 // input is written in between. Other permutations that swap the last two
 // dims become a transpose keeping the innermost dim plus that swap; a
 // product read by a transpose making its rows innermost is computed
-// transposed.
+// transposed; a transpose made twice of the same input is made once.
 // RUN: trainc-opt %s --trainc-fold-transposes | FileCheck %s
 
 // CHECK-LABEL: func.func @attention_scores
@@ -142,5 +142,36 @@ func.func @product_shared(%x: memref<3x4xf32>, %w: memref<4x5xf32>, %y: memref<5
   kernel.launch "graph.matmul"(%x, %w) -> (%p) {backend = "dnnl", options = {}} : (memref<3x4xf32>, memref<4x5xf32>) -> memref<3x5xf32>
   kernel.launch "graph.transpose"(%p) -> (%y) {backend = "generated", options = {perm = array<i64: 1, 0>}} : (memref<3x5xf32>) -> memref<5x3xf32>
   kernel.launch "graph.relu"(%p) -> (%z) {backend = "generated", options = {}} : (memref<3x5xf32>) -> memref<3x5xf32>
+  return
+}
+
+// Rule 2 makes the forward's key transpose [1, 2, 0] the [1, 0, 2] one
+// that the key's gradient reads too: the second is not made again, its
+// readers read the first's result. Not when the input is written in
+// between (the second's copy of %v stays).
+// CHECK-LABEL: func.func @made_twice
+// CHECK-SAME: (%[[Q:.*]]: memref<8x16x4xf32>, %[[K:.*]]: memref<16x8x4xf32>, %[[V:.*]]: memref<16x8x4xf32>,
+// CHECK: %[[KB:.*]] = kernel.alloc : memref<8x16x4xf32>
+// CHECK: kernel.launch "graph.transpose"(%[[K]]) -> (%[[KB]])
+// CHECK: kernel.launch "graph.matmul"(%[[Q]], %[[KB]])
+// CHECK-NOT: kernel.launch "graph.transpose"(%[[K]])
+// CHECK: kernel.launch "graph.matmul"(%[[Q]], %[[KB]])
+// CHECK: kernel.launch "graph.transpose"(%[[V]])
+// CHECK: kernel.launch "graph.relu"(%[[V]]) -> (%[[V]])
+// CHECK: kernel.launch "graph.transpose"(%[[V]])
+func.func @made_twice(%q: memref<8x16x4xf32>, %k: memref<16x8x4xf32>, %v: memref<16x8x4xf32>, %s: memref<8x16x16xf32>, %t: memref<8x16x16xf32>, %a: memref<8x16x4xf32>, %b: memref<8x16x4xf32>) {
+  %kt = kernel.alloc : memref<8x4x16xf32>
+  kernel.launch "graph.transpose"(%k) -> (%kt) {backend = "generated", options = {perm = array<i64: 1, 2, 0>}} : (memref<16x8x4xf32>) -> memref<8x4x16xf32>
+  kernel.launch "graph.matmul"(%q, %kt) -> (%s) {backend = "dnnl", options = {}} : (memref<8x16x4xf32>, memref<8x4x16xf32>) -> memref<8x16x16xf32>
+  %kb = kernel.alloc : memref<8x16x4xf32>
+  kernel.launch "graph.transpose"(%k) -> (%kb) {backend = "generated", options = {perm = array<i64: 1, 0, 2>}} : (memref<16x8x4xf32>) -> memref<8x16x4xf32>
+  kernel.launch "graph.matmul"(%q, %kb) -> (%t) {backend = "dnnl", options = {rhs_perm = array<i64: 0, 2, 1>}} : (memref<8x16x4xf32>, memref<8x16x4xf32>) -> memref<8x16x16xf32>
+  %va = kernel.alloc : memref<8x16x4xf32>
+  kernel.launch "graph.transpose"(%v) -> (%va) {backend = "generated", options = {perm = array<i64: 1, 0, 2>}} : (memref<16x8x4xf32>) -> memref<8x16x4xf32>
+  kernel.launch "graph.relu"(%va) -> (%a) {backend = "generated", options = {}} : (memref<8x16x4xf32>) -> memref<8x16x4xf32>
+  kernel.launch "graph.relu"(%v) -> (%v) {backend = "generated", options = {}} : (memref<16x8x4xf32>) -> memref<16x8x4xf32>
+  %vb = kernel.alloc : memref<8x16x4xf32>
+  kernel.launch "graph.transpose"(%v) -> (%vb) {backend = "generated", options = {perm = array<i64: 1, 0, 2>}} : (memref<16x8x4xf32>) -> memref<8x16x4xf32>
+  kernel.launch "graph.relu"(%vb) -> (%b) {backend = "generated", options = {}} : (memref<8x16x4xf32>) -> memref<8x16x4xf32>
   return
 }
