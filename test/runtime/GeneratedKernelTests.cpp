@@ -363,6 +363,26 @@ TEST_CASE("generated data movement is exact", "[generated]") {
                     {ints("perm", perm)}},
                    0.0);
   }
+  // Transposes keeping the innermost dim move their rows in blocks of 4 x
+  // 2 (loop::defaultSchedule), partial at the edges: bf16 rows of one
+  // vector, f32 rows of two, a 4-D permutation, a parallel one.
+  struct Permuted {
+    DType dtype;
+    Shape shape, perm;
+  };
+  for (const Permuted &c : {Permuted{DType::BF16, {6, 9, 32}, {1, 0, 2}},
+                            Permuted{DType::F32, {7, 3, 32}, {1, 0, 2}},
+                            Permuted{DType::F32, {2, 3, 5, 16}, {0, 2, 1, 3}},
+                            Permuted{DType::BF16, {3, 5, 2, 8}, {2, 0, 1, 3}},
+                            Permuted{DType::F32, {64, 66, 16}, {1, 0, 2}}}) {
+    HostTensor input = randomTensor(c.dtype, c.shape);
+    Shape out;
+    for (int64_t axis : c.perm)
+      out.push_back(c.shape[axis]);
+    checkGenerated(
+        {"graph.transpose", {input}, {{c.dtype, out}}, {ints("perm", c.perm)}},
+        0.0);
+  }
   HostTensor big = randomTensor(DType::F32, {128, 384});
   checkGenerated({"graph.transpose", {big}, {{DType::F32, {384, 128}}},
                   {ints("perm", {1, 0})}},
