@@ -307,21 +307,32 @@ bool gatherBackwardKernel(const Launch &launch, void *const *inputs,
     const T *dy = static_cast<const T *>(inputs[0]);
     T *dx = static_cast<T *>(outputs[0]);
     // Scatter-add: an index gathered twice receives both gradients, in
-    // index order. Tasks own (outer, block of inner) slices of the result.
+    // index order. Tasks own (outer, range of rows, block of inner) slices
+    // of the result, and each reads every index, taking those in its rows:
+    // an embedding's gradient (one outer, 128 floats a row) splits by rows.
     constexpr int64_t kBlock = 512;
     int64_t blocks = (gather.inner + kBlock - 1) / kBlock;
-    int64_t tasks = gather.outer * blocks;
     int64_t work =
         gather.outer * (gather.axisSize + gather.count) * gather.inner;
+    int64_t ranges = std::clamp<int64_t>(
+        4 * omp_get_max_threads() / std::max<int64_t>(1, gather.outer * blocks),
+        1, std::max<int64_t>(1, gather.axisSize));
+    int64_t rowsPerRange = (gather.axisSize + ranges - 1) / ranges;
+    int64_t tasks = gather.outer * ranges * blocks;
 #pragma omp parallel for schedule(static) if (work >= kParallelElements)
     for (int64_t task = 0; task < tasks; ++task) {
-      int64_t o = task / blocks, begin = (task % blocks) * kBlock;
+      int64_t o = task / (ranges * blocks);
+      int64_t first = (task / blocks % ranges) * rowsPerRange;
+      int64_t last = std::min(gather.axisSize, first + rowsPerRange);
+      int64_t begin = (task % blocks) * kBlock;
       int64_t end = std::min(gather.inner, begin + kBlock);
-      for (int64_t r = 0; r < gather.axisSize; ++r)
+      for (int64_t r = first; r < last; ++r)
         std::fill(dx + (o * gather.axisSize + r) * gather.inner + begin,
                   dx + (o * gather.axisSize + r) * gather.inner + end, T(0));
       for (int64_t j = 0; j < gather.count; ++j) {
         int64_t r = gather.position(inputs[1], indices.dtype, j);
+        if (r < first || r >= last)
+          continue;
         T *to = dx + (o * gather.axisSize + r) * gather.inner;
         const T *from = dy + (o * gather.count + j) * gather.inner;
         for (int64_t i = begin; i < end; ++i)
