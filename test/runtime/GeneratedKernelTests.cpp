@@ -365,16 +365,24 @@ TEST_CASE("generated data movement is exact", "[generated]") {
   }
   // Transposes keeping the innermost dim move their rows in blocks of 4 x
   // 2 (loop::defaultSchedule), partial at the edges: bf16 rows of one
-  // vector, f32 rows of two, a 4-D permutation, a parallel one.
+  // vector, f32 rows of two, a 4-D permutation, a parallel one. Those
+  // moving it transpose tiles in registers, partial ones masked.
   struct Permuted {
     DType dtype;
     Shape shape, perm;
   };
-  for (const Permuted &c : {Permuted{DType::BF16, {6, 9, 32}, {1, 0, 2}},
-                            Permuted{DType::F32, {7, 3, 32}, {1, 0, 2}},
-                            Permuted{DType::F32, {2, 3, 5, 16}, {0, 2, 1, 3}},
-                            Permuted{DType::BF16, {3, 5, 2, 8}, {2, 0, 1, 3}},
-                            Permuted{DType::F32, {64, 66, 16}, {1, 0, 2}}}) {
+  for (const Permuted &c :
+       {Permuted{DType::BF16, {6, 9, 32}, {1, 0, 2}},
+        Permuted{DType::F32, {7, 3, 32}, {1, 0, 2}},
+        Permuted{DType::F32, {2, 3, 5, 16}, {0, 2, 1, 3}},
+        Permuted{DType::BF16, {3, 5, 2, 8}, {2, 0, 1, 3}},
+        Permuted{DType::F32, {64, 66, 16}, {1, 0, 2}},
+        // The innermost dim moves: tiles transposed in registers.
+        Permuted{DType::F32, {37, 21}, {1, 0}},
+        Permuted{DType::BF16, {3, 20, 18}, {0, 2, 1}},
+        Permuted{DType::F32, {5, 6, 33}, {2, 0, 1}},
+        Permuted{DType::BF16, {2, 5, 7, 9}, {0, 2, 3, 1}},
+        Permuted{DType::F16, {64, 64, 32}, {1, 2, 0}}}) {
     HostTensor input = randomTensor(c.dtype, c.shape);
     Shape out;
     for (int64_t axis : c.perm)
