@@ -40,6 +40,11 @@ inline constexpr int64_t kParallelPoints = 32768;
 ///    another order than it writes its output's (a transpose keeping the
 ///    innermost dim) tiles the input's row dimension by 4 and the output's
 ///    by 2, so that the rows of each block are read and written together;
+///  * a nest whose buffers are all permutations of the domain, an input
+///    reading the innermost dimension strided (a transpose moving it), is
+///    vectorized in vectorLanes x vectorLanes tiles of the output's
+///    innermost dimension and of the one that input reads contiguously
+///    (transposed in registers);
 ///  * nests of at least kParallelPoints points split the outermost
 ///    parallel dimension that every output depends on, and that no map
 ///    sums with others, across threads.

@@ -4,7 +4,8 @@
 // that moves a batch dim makes them fall back to slow paths (oneDNN 2.6
 // runs its reference-like gemm:jit batch loop, 3-5x slower on the
 // Transformer's heads), and a generated transpose whose innermost output
-// dim is strided in its input runs as scalar loops. So around each
+// dim is strided in its input transposes tiles in registers, several
+// times slower than a copy keeping that dim. So around each
 // oneDNN / OpenBLAS matmul:
 //
 //  1. an operand transposed in its last two dims only is read in place
