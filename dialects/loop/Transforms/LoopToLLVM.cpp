@@ -52,7 +52,7 @@ void buildLoopToLLVMPipeline(OpPassManager &pm, const LoopTarget &target) {
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.reassociateFPReductions = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
-  pm.addPass(createMaskedBf16AsI16Pass());
+  pm.addPass(createBf16AccessesAsI16Pass());
   pm.addPass(createExpandViewsPass());
   // affine.apply, memref, math, arith, ub, func (bare pointers) and cf in
   // one conversion.
@@ -69,11 +69,24 @@ void registerLoopLoweringInterfaces(DialectRegistry &registry) {
   scf::registerValueBoundsOpInterfaceExternalModels(registry);
 }
 
+namespace {
+struct LoopToLLVMOptions : PassPipelineOptions<LoopToLLVMOptions> {
+  Option<bool> nativeBf16{*this, "native-bf16",
+                          llvm::cl::desc("The target has AVX512-BF16 (see "
+                                         "--trainc-expand-bf16)"),
+                          llvm::cl::init(false)};
+};
+} // namespace
+
 void registerLoopToLLVMPipeline() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LoopToLLVMOptions>(
       "trainc-loop-to-llvm",
       "Loop-nest kernels to the LLVM dialect (bare-pointer functions)",
-      [](OpPassManager &pm) { buildLoopToLLVMPipeline(pm); });
+      [](OpPassManager &pm, const LoopToLLVMOptions &options) {
+        LoopTarget target;
+        target.nativeBf16 = options.nativeBf16;
+        buildLoopToLLVMPipeline(pm, target);
+      });
 }
 
 void prepareLoopTranslation(MLIRContext &context) {

@@ -157,18 +157,28 @@ def ExpandBf16Pass : Pass<"trainc-expand-bf16", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
-def MaskedBf16AsI16Pass
-    : Pass<"trainc-masked-bf16-as-i16", "mlir::ModuleOp"> {
-  let summary = "Masked loads and stores of bf16 vectors move 16-bit integers";
+def Bf16AccessesAsI16Pass
+    : Pass<"trainc-bf16-accesses-as-i16", "mlir::ModuleOp"> {
+  let summary = "Loads and stores of bf16 vectors move 16-bit integers";
   let description = [{
-    Rewrites `llvm.intr.masked.store` and `llvm.intr.masked.load` of bf16
-    vectors (a nest's last, partial vector of each row) into the same
-    operations on i16 vectors, with bitcasts around them. On a CPU without
-    AVX512 (the AVX2-only Zen 3) LLVM splits a masked access of a type it
-    has no instructions for into one access per lane and promotes bf16
-    lanes to f32, so each stored lane called `__truncsfbf2`, which nothing
-    links; the bits are the same either way. Runs after
-    `convert-vector-to-llvm`.
+    Rewrites `llvm.load`, `llvm.store`, `llvm.intr.masked.load` and
+    `llvm.intr.masked.store` of bf16 vectors into the same operations on
+    i16 vectors, with bitcasts around them; the bits are the same. On a CPU
+    without AVX512 (the AVX2-only Zen 3) LLVM has no instructions for bf16
+    vectors, and two things went wrong with them there:
+
+    * A masked access (a nest's last, partial vector of each row) was split
+      into one access per lane, bf16 lanes promoted to f32, so each stored
+      lane called `__truncsfbf2`, which nothing links.
+    * A narrowing to bf16 (`--trainc-expand-bf16`'s integer rounding, whose
+      NaN case is a select of i16 values) was stored as a bf16 vector, so
+      LLVM's instcombine moved the bitcast before the select, and a select
+      of bf16 vectors is split into one compare and branch per lane: an
+      f32 -> bf16 cast of 131072 elements took 77 us instead of 12 (one
+      thread, AVX2 code on a Zen 4). Stored as i16, the select stays one
+      vector blend.
+
+    Runs after `convert-vector-to-llvm`.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

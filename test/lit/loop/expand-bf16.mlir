@@ -19,6 +19,12 @@
 // NATIVE: arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
 // NATIVE-LABEL: func.func @widen
 // NATIVE: arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// The whole lowering told so (--trainc-loop-to-llvm=native-bf16=true, as
+// trainc compile does for such a target) leaves LLVM an fptrunc:
+// RUN: trainc-opt %s --trainc-loop-to-llvm=native-bf16=true \
+// RUN:   | FileCheck %s --check-prefix=WHOLE
+// WHOLE-LABEL: llvm.func @narrow
+// WHOLE: llvm.fptrunc %{{.*}} : vector<8xf32> to vector<8xbf16>
 
 // CHECK-LABEL: func.func @narrow
 // CHECK-NOT: arith.truncf
