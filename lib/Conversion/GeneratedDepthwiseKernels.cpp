@@ -42,23 +42,6 @@ SmallVector<int64_t> depthwiseWeightShape(const ConvGeometry &g) {
   return shape;
 }
 
-/// Calls `fn` with every kernel tap, in row-major order.
-void forEachTap(ArrayRef<int64_t> kernel,
-                llvm::function_ref<void(ArrayRef<int64_t>)> fn) {
-  int64_t count = 1;
-  for (int64_t extent : kernel)
-    count *= extent;
-  SmallVector<int64_t> tap(kernel.size(), 0);
-  for (int64_t flat = 0; flat < count; ++flat) {
-    int64_t rest = flat;
-    for (int i = static_cast<int>(kernel.size()) - 1; i >= 0; --i) {
-      tap[i] = rest % kernel[i];
-      rest /= kernel[i];
-    }
-    fn(tap);
-  }
-}
-
 /// What the taps of a forward convolution or weight gradient read: the
 /// padded input [N, C, Dp...], or with strides its phases [N, C, s1, E1,
 /// s2, E2, ...] (E = O + (K-1)*d div s: every position a tap reads).

@@ -354,6 +354,22 @@ LogicalResult buildCopy(KernelBuilder &kb) {
 // Input checks
 //===----------------------------------------------------------------------===//
 
+void forEachTap(ArrayRef<int64_t> kernel,
+                llvm::function_ref<void(ArrayRef<int64_t>)> fn) {
+  int64_t count = 1;
+  for (int64_t extent : kernel)
+    count *= extent;
+  SmallVector<int64_t> tap(kernel.size(), 0);
+  for (int64_t flat = 0; flat < count; ++flat) {
+    int64_t rest = flat;
+    for (int i = static_cast<int>(kernel.size()) - 1; i >= 0; --i) {
+      tap[i] = rest % kernel[i];
+      rest /= kernel[i];
+    }
+    fn(tap);
+  }
+}
+
 Value flatPosition(OpBuilder &b, Location loc, ArrayRef<int64_t> domain) {
   Value position = arith::ConstantIndexOp::create(b, loc, 0);
   for (auto [dim, extent] : llvm::enumerate(domain)) {

@@ -352,6 +352,11 @@ Value placedCopy(KernelBuilder &kb, Value source, ArrayRef<int64_t> shape,
                  ArrayRef<int64_t> offsets, ArrayRef<int64_t> steps = {},
                  double fill = 0.0);
 
+/// Calls `fn` with every tap of a window of extents `kernel`, in
+/// row-major order.
+void forEachTap(ArrayRef<int64_t> kernel,
+                llvm::function_ref<void(ArrayRef<int64_t>)> fn);
+
 /// The row-major position of the current point of a loop.nest over
 /// `domain`, as an i64.
 Value flatPosition(OpBuilder &b, Location loc, ArrayRef<int64_t> domain);

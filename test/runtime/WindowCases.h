@@ -232,6 +232,9 @@ inline std::vector<PoolCase> poolCases() {
        true},
       {D::F32, {2, 3, 6, 6}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, true},
       {D::F32, {8, 32, 28, 28}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}},
+      // More taps than the generated max pooling gradient unrolls (27):
+      // its nests over positions and taps.
+      {D::F32, {1, 2, 9, 9}, {6, 5}, {2, 1}, {1, 1, 2, 2}, {1, 1}, true},
       // Windows entirely in the padding: -inf for max, 0/0 for avg.
       {D::F32, {1, 1, 3, 3}, {2, 2}, {1, 1}, {2, 2, 2, 2}, {1, 1}},
       {D::F32, {1, 1, 3, 3}, {2, 2}, {1, 1}, {2, 2, 2, 2}, {1, 1}, false, true},

@@ -209,6 +209,31 @@ func.func @max_pool_gradient_3x3(%dy: memref<2x3x3x3xf32>, %x: memref<2x3x9x9xf3
 
 // -----
 
+// Overlapping windows (3x3, stride 2, padding 1: ResNet's pooling): the
+// maximum and the gradient's argmax are nests over the output positions,
+// every tap an operand, a shifted view of the padded input (-inf padding
+// for the maximum, taps inside the input tested for the argmax), the taps
+// unrolled in the body. The gradient's scatter stays a nest over positions
+// and taps whose sums index its f32 scratch: single points, in window
+// order (overlapping windows write the same elements).
+// CHECK-DAG: #[[FIRST_TAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2)>
+// CHECK-DAG: #[[LAST_TAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2 + 2, d3 * 2 + 2)>
+// CHECK-LABEL: func.func private @generated_max_pool(
+// CHECK: loop.nest ins(%[[P:[^,]+]], %[[P]], %[[P]], %[[P]], %[[P]], %[[P]], %[[P]], %[[P]], %[[P]] : {{.*}}) outs(%{{.*}} : memref<2x3x4x4xbf16>) domain = [2, 3, 4, 4]
+// CHECK-SAME: indexing_maps = [#[[FIRST_TAP]], {{.*}}, #[[LAST_TAP]], #{{.*}}]
+// CHECK-COUNT-9: arith.maximumf
+// CHECK-NOT: loop.nest
+// CHECK-LABEL: func.func private @generated_max_pool_backward(
+// CHECK: loop.nest ins(%[[Q:[^,]+]], %[[Q]], %[[Q]], %[[Q]], %[[Q]], %[[Q]], %[[Q]], %[[Q]], %[[Q]] : {{.*}}) outs(%[[CHOSEN:.*]] : memref<2x3x4x4xi64>) domain = [2, 3, 4, 4]
+// CHECK: loop.nest ins(%{{.*}}, %[[CHOSEN]] : {{.*}}) outs(%{{.*}} : memref<2x3x9x9xf32>) domain = [2, 3, 4, 4, 3, 3] schedule = <parallel = -1, tile = [1, 1, 1, 1, 1, 1], vectorize = false>
+func.func @overlapping_max_pool(%x: memref<2x3x8x8xbf16>, %y: memref<2x3x4x4xbf16>, %dy: memref<2x3x4x4xbf16>, %dx: memref<2x3x8x8xbf16>) {
+  kernel.launch "graph.max_pool"(%x) -> (%y) {backend = "generated", options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}} : (memref<2x3x8x8xbf16>) -> memref<2x3x4x4xbf16>
+  kernel.launch "graph.max_pool_backward"(%dy, %x) -> (%dx) {backend = "generated", options = {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}} : (memref<2x3x4x4xbf16>, memref<2x3x8x8xbf16>) -> memref<2x3x8x8xbf16>
+  return
+}
+
+// -----
+
 // The gradient of a convolution weight's live centre tap: one nest over
 // [rows, taps] writing every element once (the tap at flat position 4 of
 // 3x3 from the gradient, zeros elsewhere), no fill and strided scatter.
