@@ -38,8 +38,12 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
   // After autodiff, so that the gradients' divisions go too.
   pm.addPass(graph::createReciprocalDivisorsPass());
   pm.addPass(mlir::createCSEPass());
-  // After CSE, which would merge the copies back.
-  pm.addPass(graph::createRematElementwisePass());
+  // After CSE, which would merge the copies back. bf16 storage (products
+  // in f32) is for memory: there the weight copies a backward pass reads
+  // again (live-tap slices) are read again from the weights too.
+  graph::RematElementwisePassOptions remat;
+  remat.parameters = amp && amp->products == "f32";
+  pm.addPass(graph::createRematElementwisePass(remat));
 }
 
 void buildDispatchPipeline(mlir::OpPassManager &pm,
