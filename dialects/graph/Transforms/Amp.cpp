@@ -169,10 +169,32 @@ private:
     return success();
   }
 
+  /// Whether `value` reaches an op that computes in the low precision: a
+  /// CastLow or CastActivations user, or a CastFollow one that reads
+  /// another low operand or whose results reach one in turn (a weight
+  /// gradient transposed for its update does not).
+  bool readLow(Value value) const {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      std::optional<CastClass> userClass = getCastClass(user);
+      if (!userClass)
+        return false;
+      if (*userClass == CastClass::Low || *userClass == CastClass::Activations)
+        return true;
+      if (*userClass != CastClass::Follow)
+        return false;
+      return llvm::any_of(user->getOperands(),
+                          [&](Value v) {
+                            return v != value && elementTypeOf(v) == low;
+                          }) ||
+             llvm::any_of(user->getResults(),
+                          [&](Value result) { return readLow(result); });
+    });
+  }
+
   /// The f32 results of `op` as its users read them: rounded to the low
-  /// precision, once. With `forLowUsersOnly`, a result all of whose users
-  /// compute in f32 (a weight gradient's optimizer update, a loss) stays
-  /// f32: rounding it would only lose bits.
+  /// precision, once. With `forLowUsersOnly`, a result that reaches no op
+  /// computing low (a weight gradient's optimizer update, maybe through a
+  /// transpose; a loss) stays f32: rounding it would only lose bits.
   void roundResults(Operation *op, bool forLowUsersOnly) {
     OpBuilder b(op->getContext());
     b.setInsertionPointAfter(op);
@@ -184,13 +206,7 @@ private:
             return cast && elementTypeOf(cast.getResult()) == low;
           }))
         continue;
-      if (forLowUsersOnly &&
-          llvm::none_of(result.getUsers(), [](Operation *user) {
-            std::optional<CastClass> userClass = getCastClass(user);
-            return userClass && (*userClass == CastClass::Low ||
-                                 *userClass == CastClass::Follow ||
-                                 *userClass == CastClass::Activations);
-          }))
+      if (forLowUsersOnly && !readLow(result))
         continue;
       Value rounded = CastOp::create(b, op->getLoc(), result, low);
       result.replaceAllUsesExcept(rounded, rounded.getDefiningOp());

@@ -120,6 +120,21 @@ func.func @cnn(%x: tensor<2x1x8x8xf32>, %w: tensor<4x1x3x3xf32>, %b: tensor<4xf3
 
 // -----
 
+// bf16 storage: a weight gradient transposed for its update (the
+// Transformer's in-projection) reaches no op that computes low, so it
+// stays f32, transposed in f32 (it was rounded to bf16 for the transpose).
+// STORE-LABEL: func.func @weight_gradient_transposed
+// STORE: %[[G:.*]] = graph.gemm %arg0, %arg1 {trans_a = true} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+// STORE-NEXT: %[[T:.*]] = graph.transpose %[[G]] {perm = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+// STORE-NEXT: return %[[T]]
+func.func @weight_gradient_transposed(%x: tensor<2x3xf32>, %dy: tensor<2x4xf32>) -> tensor<4x3xf32> {
+  %g = graph.gemm %x, %dy {trans_a = true} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<3x4xf32>
+  %t = graph.transpose %g {perm = array<i64: 1, 0>} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+  return %t : tensor<4x3xf32>
+}
+
+// -----
+
 // Cancelled casts: the model's own bf16 -> f32 widening is undone by
 // using its bf16 source for the product (no third cast); a follow op with
 // f32 operands only stays f32; softmax (CastFp32) casts its low operand up.
