@@ -144,11 +144,17 @@ Value tapNumber(OpBuilder &b, Location loc, const PoolGeometry &g) {
 
 /// Whether the tap at offset `tapOffset(i)` (an index, in dim i) from the
 /// current window's start (dims `positionDim` of the nest) reads the
-/// input, not its padding.
+/// input, not its padding. With `offsets` (the same offsets as constants)
+/// the bounds that every window position meets are not tested.
 Value insideInput(OpBuilder &b, Location loc, const PoolGeometry &g,
-                  llvm::function_ref<Value(unsigned)> tapOffset) {
+                  llvm::function_ref<Value(unsigned)> tapOffset,
+                  ArrayRef<int64_t> offsets = {}) {
   Value inside = arith::ConstantIntOp::create(b, loc, 1, 1);
   for (unsigned i = 0; i < g.rank(); ++i) {
+    if (!offsets.empty() && offsets[i] >= g.padsBegin[i] &&
+        g.strides[i] * (g.output[i] - 1) + offsets[i] <
+            g.padsBegin[i] + g.input[i])
+      continue; // inside at every position
     Value position = arith::AddIOp::create(
         b, loc,
         arith::MulIOp::create(b, loc,
@@ -278,15 +284,27 @@ void finishPaddedGradient(KernelBuilder &kb, const PoolGeometry &g,
 std::pair<Value, Value> argmaxStep(OpBuilder &b, Location loc, Value value,
                                    Value max, Value choice, Value tap,
                                    Value inside) {
-  auto i64Constant = [&](int64_t v) {
+  // The choice is an i64 or, where the taps are unrolled, an f32 (small
+  // integers, exact): float selects become blends, while LLVM turned the
+  // chain of i64 selects into branches, mispredicted on real data.
+  bool isFloat = isa<FloatType>(choice.getType());
+  auto number = [&](int64_t v) -> Value {
+    if (isFloat)
+      return constant(b, loc, choice.getType(), static_cast<double>(v));
     return arith::ConstantIntOp::create(b, loc, v, 64);
+  };
+  auto choiceIs = [&](arith::CmpIPredicate integer, arith::CmpFPredicate real,
+                      int64_t v) -> Value {
+    if (isFloat)
+      return arith::CmpFOp::create(b, loc, real, choice, number(v));
+    return arith::CmpIOp::create(b, loc, integer, choice, number(v));
   };
   Value isNan =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, value, value);
-  Value sawNan = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                                       choice, i64Constant(-2));
-  Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, choice,
-                                     i64Constant(-1));
+  Value sawNan =
+      choiceIs(arith::CmpIPredicate::sle, arith::CmpFPredicate::OLE, -2);
+  Value none =
+      choiceIs(arith::CmpIPredicate::eq, arith::CmpFPredicate::OEQ, -1);
   Value greater =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, value, max);
   Value notNan = arith::XOrIOp::create(
@@ -297,7 +315,9 @@ std::pair<Value, Value> argmaxStep(OpBuilder &b, Location loc, Value value,
   Value takes = arith::AndIOp::create(
       b, loc, arith::AndIOp::create(b, loc, notNan, notSawNan),
       arith::OrIOp::create(b, loc, none, greater));
-  Value nanChoice = arith::SubIOp::create(b, loc, i64Constant(-2), tap);
+  Value nanChoice = isFloat
+                        ? Value(arith::SubFOp::create(b, loc, number(-2), tap))
+                        : Value(arith::SubIOp::create(b, loc, number(-2), tap));
   Value newChoice = arith::SelectOp::create(
       b, loc, isNan, nanChoice,
       arith::SelectOp::create(b, loc, takes, tap, choice));
@@ -346,19 +366,24 @@ void unrolledArgmax(KernelBuilder &kb, const PoolGeometry &g, Value padded,
   kb.nest(positions, SmallVector<bool>(positions.size(), false), inputs,
           {chosen}, maps,
           [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            Type f32 = b.getF32Type();
             Value max = constant(b, loc, element, 0.0);
-            Value choice = arith::ConstantIntOp::create(b, loc, -1, 64);
+            Value choice = constant(b, loc, f32, -1.0);
             for (auto [number, tap] : llvm::enumerate(taps)) {
-              Value inside = insideInput(b, loc, g, [&](unsigned i) -> Value {
-                return indexConstant(b, loc, tap[i] * g.dilations[i]);
-              });
-              std::tie(max, choice) =
-                  argmaxStep(b, loc, x[number], max, choice,
-                             arith::ConstantIntOp::create(
-                                 b, loc, static_cast<int64_t>(number), 64),
-                             inside);
+              SmallVector<int64_t> offsets;
+              for (unsigned i = 0; i < g.rank(); ++i)
+                offsets.push_back(tap[i] * g.dilations[i]);
+              Value inside = insideInput(
+                  b, loc, g,
+                  [&](unsigned i) -> Value {
+                    return indexConstant(b, loc, offsets[i]);
+                  },
+                  offsets);
+              std::tie(max, choice) = argmaxStep(
+                  b, loc, x[number], max, choice,
+                  constant(b, loc, f32, static_cast<double>(number)), inside);
             }
-            return {choice};
+            return {arith::FPToSIOp::create(b, loc, b.getI64Type(), choice)};
           });
 }
 
