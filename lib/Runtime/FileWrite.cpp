@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace trainc::rt {
@@ -41,6 +42,16 @@ void removeStaleTemporaries(const std::string &path) {
 
 std::string writeFileAtomically(const std::string &path,
                                 const std::string &bytes) {
+  // `trainc compile --emit kernel -o /dev/null`, run as root, renamed a
+  // regular file over /dev/null.
+  struct stat existing;
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    std::ofstream stream(path, std::ios::binary);
+    if (stream)
+      stream.write(bytes.data(), bytes.size());
+    stream.flush();
+    return stream ? "" : "cannot write '" + path + "'";
+  }
   std::string temporary = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream stream(temporary, std::ios::binary | std::ios::trunc);

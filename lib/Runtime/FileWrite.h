@@ -7,8 +7,10 @@
 namespace trainc::rt {
 
 /// Writes `bytes` to a temporary file beside `path`, then renames it over
-/// `path`: readers see the old file or the new one, never a part. Returns
-/// an error message naming the path, or "" on success.
+/// `path`: readers see the old file or the new one, never a part. A path
+/// that exists and is not a regular file (/dev/null, a FIFO, or a link to
+/// one) is written in place instead: a rename would replace the device
+/// itself. Returns an error message naming the path, or "" on success.
 std::string writeFileAtomically(const std::string &path,
                                 const std::string &bytes);
 

@@ -17,6 +17,7 @@
 #include "dialects/kernel/KernelOps.h"
 #include "lib/Codegen/Descriptor.h"
 #include "lib/Runtime/Buffer.h"
+#include "lib/Runtime/FileWrite.h"
 #include "lib/Runtime/Launch.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -191,20 +192,10 @@ void writeCache(const std::string &path, const nlohmann::json &times) {
                  directory.str());
     return;
   }
-  std::string temporary = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream file(temporary);
-    file << nlohmann::json{{"version", 1}, {"times", times}}.dump(1) << "\n";
-    if (!file.flush()) {
-      std::remove(temporary.c_str());
-      spdlog::warn("--tune: cannot write '{}'; times not cached", path);
-      return;
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
+  std::string error = rt::writeFileAtomically(
+      path, nlohmann::json{{"version", 1}, {"times", times}}.dump(1) + "\n");
+  if (!error.empty())
     spdlog::warn("--tune: cannot write '{}'; times not cached", path);
-  }
 }
 
 } // namespace
