@@ -276,6 +276,30 @@ void finishPaddedGradient(KernelBuilder &kb, const PoolGeometry &g,
           });
 }
 
+/// A nest over the positions (n, c, o...) that reads `padded` at every tap
+/// of the window (row-major), each tap an operand (a shifted view), and
+/// writes `output` [N, C, O...]: `body` gets the taps' values and returns
+/// the output's.
+void tapsNest(
+    KernelBuilder &kb, const PoolGeometry &g, Value padded, Value output,
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  MLIRContext *context = kb.builder.getContext();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+    inputs.push_back(padded);
+    maps.push_back(tapMap(context, g, tap));
+  });
+  SmallVector<int64_t> positions = g.shape(g.output);
+  maps.push_back(
+      offsetIdentity(context, SmallVector<int64_t>(positions.size(), 0)));
+  kb.nest(positions, SmallVector<bool>(positions.size(), false), inputs,
+          {output}, maps,
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            return {body(b, loc, x.drop_back())};
+          });
+}
+
 /// One tap of the reference's argmax (PoolingKernels.cpp): the first
 /// maximal tap inside the input, a NaN winning (the last one). `choice`
 /// encodes -1 for none yet, t for tap t, -2 - t for a NaN at tap t; `max`
@@ -350,41 +374,32 @@ Value decodeChoice(OpBuilder &b, Location loc, Value choice) {
 /// the same order: the same choices.
 void unrolledArgmax(KernelBuilder &kb, const PoolGeometry &g, Value padded,
                     Value chosen) {
-  MLIRContext *context = kb.builder.getContext();
-  SmallVector<SmallVector<int64_t>> taps;
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
+  SmallVector<SmallVector<int64_t>> offsets; // of each tap, in index units
   forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
-    taps.push_back(llvm::to_vector(tap));
-    inputs.push_back(padded);
-    maps.push_back(tapMap(context, g, tap));
+    offsets.emplace_back();
+    for (unsigned i = 0; i < g.rank(); ++i)
+      offsets.back().push_back(tap[i] * g.dilations[i]);
   });
-  SmallVector<int64_t> positions = g.shape(g.output);
-  maps.push_back(
-      offsetIdentity(context, SmallVector<int64_t>(positions.size(), 0)));
   Type element = cast<MemRefType>(padded.getType()).getElementType();
-  kb.nest(positions, SmallVector<bool>(positions.size(), false), inputs,
-          {chosen}, maps,
-          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            Type f32 = b.getF32Type();
-            Value max = constant(b, loc, element, 0.0);
-            Value choice = constant(b, loc, f32, -1.0);
-            for (auto [number, tap] : llvm::enumerate(taps)) {
-              SmallVector<int64_t> offsets;
-              for (unsigned i = 0; i < g.rank(); ++i)
-                offsets.push_back(tap[i] * g.dilations[i]);
-              Value inside = insideInput(
-                  b, loc, g,
-                  [&](unsigned i) -> Value {
-                    return indexConstant(b, loc, offsets[i]);
-                  },
-                  offsets);
-              std::tie(max, choice) = argmaxStep(
-                  b, loc, x[number], max, choice,
-                  constant(b, loc, f32, static_cast<double>(number)), inside);
-            }
-            return {arith::FPToSIOp::create(b, loc, b.getI64Type(), choice)};
-          });
+  tapsNest(kb, g, padded, chosen,
+           [&](OpBuilder &b, Location loc, ValueRange taps) -> Value {
+             Type f32 = b.getF32Type();
+             Value max = constant(b, loc, element, 0.0);
+             Value choice = constant(b, loc, f32, -1.0);
+             for (auto [number, value] : llvm::enumerate(taps)) {
+               ArrayRef<int64_t> offset = offsets[number];
+               Value inside = insideInput(
+                   b, loc, g,
+                   [&](unsigned i) -> Value {
+                     return indexConstant(b, loc, offset[i]);
+                   },
+                   offset);
+               std::tie(max, choice) = argmaxStep(
+                   b, loc, value, max, choice,
+                   constant(b, loc, f32, static_cast<double>(number)), inside);
+             }
+             return arith::FPToSIOp::create(b, loc, b.getI64Type(), choice);
+           });
 }
 
 } // namespace
@@ -405,24 +420,13 @@ LogicalResult buildWindowMaxPool(KernelBuilder &kb) {
   if (tapCount(*g) <= kMaxUnrolledTaps) {
     // Over the positions, every tap an operand (as unrolledArgmax):
     // the maximum stays in registers.
-    SmallVector<Value> inputs;
-    SmallVector<AffineMap> maps;
-    forEachTap(g->kernel, [&](ArrayRef<int64_t> tap) {
-      inputs.push_back(padded);
-      maps.push_back(tapMap(context, *g, tap));
-    });
-    SmallVector<int64_t> positions = g->shape(g->output);
-    maps.push_back(
-        offsetIdentity(context, SmallVector<int64_t>(positions.size(), 0)));
-    kb.nest(
-        positions, SmallVector<bool>(positions.size(), false), inputs, {output},
-        maps,
-        [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-          Value max = constant(b, loc, x[0].getType(), lowest);
-          for (Value value : x.drop_back()) // a NaN wins
-            max = arith::MaximumFOp::create(b, loc, max, value);
-          return {max};
-        });
+    tapsNest(kb, *g, padded, output,
+             [&](OpBuilder &b, Location loc, ValueRange taps) -> Value {
+               Value max = constant(b, loc, taps[0].getType(), lowest);
+               for (Value value : taps) // a NaN wins
+                 max = arith::MaximumFOp::create(b, loc, max, value);
+               return max;
+             });
     return success();
   }
   Space whole(g->shape(g->output));
