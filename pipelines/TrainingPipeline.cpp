@@ -86,6 +86,10 @@ void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
   // Before the updates move: each then follows its gradient's window.
   pm.addPass(kernel::createWindowUpdatesPass());
   pm.addPass(kernel::createScheduleUpdatesPass());
+  // After the updates moved: the copy is written after its update (moved
+  // down to the copy's readers when it may) and fused with it.
+  if (lowering.keepWeightCopies)
+    pm.addPass(kernel::createKeepWeightCopiesPass());
   conversion::KernelToLoopPassOptions toLoop;
   toLoop.vectorLanes = vectorLanes;
   pm.addPass(conversion::createKernelToLoopPass(toLoop));

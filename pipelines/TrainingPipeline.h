@@ -33,6 +33,10 @@ struct KernelLoweringOptions {
   /// --trainc-bucket-all-reduces: bytes of gradients per all-reduce bucket
   /// (data-parallel libraries; `trainc compile --bucket-mib`).
   int64_t bucketBytes = 1 << 20;
+  /// --trainc-keep-weight-copies: the low-precision copies of the weights
+  /// (--amp) are persistent, written by the updates (the CPU target; the
+  /// CUDA runtime does not run @refresh_weight_copies yet).
+  bool keepWeightCopies = true;
 };
 
 /// With `amp`, --trainc-amp runs before autodiff and again after it.

@@ -90,6 +90,12 @@ inline constexpr llvm::StringLiteral kRoleStep = "step";
 inline constexpr llvm::StringLiteral kRoleSeed = "seed";
 inline constexpr llvm::StringLiteral kRoleLearningRate = "learning_rate";
 inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
+/// A persistent low-precision copy of a parameter that @train_step reads
+/// instead of casting it, and writes after updating the parameter
+/// (--trainc-keep-weight-copies); derived state, not checkpointed.
+inline constexpr llvm::StringLiteral kRoleWeightCopy = "weight_copy";
+/// Argument attribute of a weight copy: the name of its parameter.
+inline constexpr llvm::StringLiteral kCopyOfAttrName = "graph.copy_of";
 /// @gradients' loss scale (dynamic loss scaling).
 inline constexpr llvm::StringLiteral kRoleLossScale = "loss_scale";
 /// Argument attribute: the initial value of a persistent argument that

@@ -135,7 +135,9 @@ TRAINC_API trainc_status trainc_forward(trainc_session *session,
                              const trainc_tensor *inputs, int32_t num_inputs,
                              trainc_tensor *outputs, int32_t num_outputs);
 
-/* Parameters and BatchNorm statistics by ONNX initializer name. */
+/* Parameters and BatchNorm statistics by ONNX initializer name. Setting
+ * one also renews the low-precision copy a mixed-precision library keeps
+ * of it (before the next step); a copy itself cannot be set. */
 TRAINC_API int32_t trainc_num_parameters(const trainc_session *session);
 TRAINC_API const char *trainc_parameter_name(const trainc_session *session, int32_t i);
 TRAINC_API trainc_status trainc_get_parameter(const trainc_session *session,

@@ -651,6 +651,9 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
       if (auto layout =
               function.getArgAttrOfType<IntegerAttr>(i, kernel::kLayoutAttrName))
         entry["layout"] = layout.getInt();
+      if (auto master =
+              function.getArgAttrOfType<StringAttr>(i, graph::kCopyOfAttrName))
+        entry["copy_of"] = master.str();
       arguments.push_back(std::move(entry));
       persistentNames.insert(name.str());
       if (auto initial = function.getArgAttrOfType<DenseElementsAttr>(

@@ -141,6 +141,12 @@ struct FuseElementwisePass
     if (!consumerNest)
       return fuseIntoReader(consumer, symbols);
     for (Value buffer : consumer.getInputs()) {
+      if (isa<BlockArgument>(buffer)) {
+        if (kernel::LaunchOp fused =
+                fuseInPlaceWriter(buffer, consumer, consumerNest, symbols))
+          return fused;
+        continue;
+      }
       if (!buffer.getDefiningOp<kernel::AllocOp>())
         continue;
       kernel::LaunchOp producer = writerOf(buffer);
@@ -163,6 +169,28 @@ struct FuseElementwisePass
         return fused;
     }
     return {};
+  }
+
+  /// A function argument updated in place by the launch right before
+  /// `consumer` (an optimizer update, then the cast that writes the
+  /// weight's low-precision copy: --trainc-keep-weight-copies): the two as
+  /// one nest, which writes the argument and the consumer's outputs. With
+  /// no launch in between, nothing else can see the difference.
+  kernel::LaunchOp fuseInPlaceWriter(Value argument, kernel::LaunchOp consumer,
+                                     loop::NestOp consumerNest,
+                                     SymbolTable &symbols) {
+    Operation *previous = consumer->getPrevNode();
+    while (previous && isa<kernel::AllocOp, kernel::ViewOp>(previous))
+      previous = previous->getPrevNode();
+    auto producer = dyn_cast_or_null<kernel::LaunchOp>(previous);
+    if (!producer || !llvm::is_contained(producer.getOutputs(), argument) ||
+        llvm::is_contained(consumer.getOutputs(), argument))
+      return {};
+    loop::NestOp producerNest = elementwiseNest(producer, symbols);
+    if (!producerNest)
+      return {};
+    return fuse(producer, producerNest, consumer, consumerNest,
+                /*duplicate=*/false, symbols);
   }
 
   /// The one launch that writes `buffer`, if it writes it whole (as one of
@@ -280,6 +308,7 @@ struct FuseElementwisePass
     SmallVector<unsigned> kept; // producer outputs the fused launch writes
     for (auto [i, buffer] : llvm::enumerate(producerOutputs))
       if (!duplicate && (!llvm::is_contained(consumer.getInputs(), buffer) ||
+                         !buffer.getDefiningOp<kernel::AllocOp>() ||
                          readElsewhere(buffer, producer, consumer))) {
         kept.push_back(i);
         outputs.push_back(
@@ -362,7 +391,7 @@ struct FuseElementwisePass
       return fused;
     producer.erase();
     for (Value intermediate : intermediates)
-      if (intermediate.use_empty())
+      if (intermediate.use_empty() && intermediate.getDefiningOp())
         intermediate.getDefiningOp()->erase();
     return fused;
   }

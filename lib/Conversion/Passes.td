@@ -66,6 +66,12 @@ def FuseElementwisePass : Pass<"trainc-fuse-elementwise", "mlir::ModuleOp"> {
     and in the elementwise nest after it, and the f32 copy is never
     stored.
 
+    A function argument written in place (an optimizer update of its
+    parameter) and read by the very next launch fuses the same way, the
+    argument staying an output: with `--trainc-keep-weight-copies` the
+    update and the cast into the weight's low-precision copy are one pass
+    over the weight.
+
     A consumer of several nests (a reduction: a fill, then the reducing
     nest) takes an elementwise producer of one output that nothing else
     reads: the one nest that reads it, whole, computes the producer's body

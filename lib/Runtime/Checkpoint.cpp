@@ -33,6 +33,8 @@ extern "C" trainc_status trainc_save_checkpoint(const trainc_session *session,
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, "extra data above 1 MiB");
   std::vector<SavedTensor> tensors;
   for (const auto &[name, tensor] : session->persistent) {
+    if (!isSavedState(*session, name))
+      continue; // a weight copy, made again from its parameter
     SavedTensor saved{name, static_cast<uint32_t>(tensor.first.dtype),
                       tensor.first.shape,
                       std::string(tensor.second.size(), '\0')};
@@ -80,8 +82,9 @@ extern "C" trainc_status trainc_load_checkpoint(trainc_session *session,
                 std::string("cannot read checkpoint '") + path + "'");
   std::map<std::string, ExpectedTensor> expected;
   for (const auto &[name, tensor] : session->persistent)
-    expected[name] = {static_cast<uint32_t>(tensor.first.dtype),
-                      tensor.first.shape, tensor.second.size()};
+    if (isSavedState(*session, name))
+      expected[name] = {static_cast<uint32_t>(tensor.first.dtype),
+                        tensor.first.shape, tensor.second.size()};
   CheckpointContents contents;
   std::string why =
       parseCheckpoint(bytes, session->modelHash, expected, contents);
@@ -100,5 +103,6 @@ extern "C" trainc_status trainc_load_checkpoint(trainc_session *session,
   }
   for (auto &[name, data] : updates)
     session->writeDense(name, data.data());
+  session->copiesStale = !session->weightCopies.empty();
   return TRAINC_OK;
 }

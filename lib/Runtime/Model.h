@@ -39,6 +39,12 @@ extern const uint64_t trainc_model_num_constants;
 int32_t trainc_model_train_step(void *state, void *const *arguments,
                                 void *arena);
 int32_t trainc_model_eval(void *state, void *const *arguments, void *arena);
+/// Casts every parameter into the low-precision copy @train_step keeps
+/// (--trainc-keep-weight-copies); only in libraries that keep copies
+/// (weak: null elsewhere).
+__attribute__((weak)) int32_t
+trainc_model_refresh_weight_copies(void *state, void *const *arguments,
+                                   void *arena);
 
 /// Called by generated code once per kernel; see Launch.h.
 int32_t trainc_rt_launch(void *state, const char *descriptor,

@@ -93,7 +93,11 @@ int64_t Session::step() const {
 bool isPersistentRole(const std::string &role) {
   return role == "parameter" || role == "state" || role == "constant" ||
          role == "optimizer_state" || role == "step" || role == "seed" ||
-         role == "learning_rate";
+         role == "learning_rate" || role == "weight_copy";
+}
+
+bool isSavedState(const Session &session, const std::string &name) {
+  return !session.weightCopies.count(name);
 }
 
 static bool parseFunction(const nlohmann::json &json, FunctionInfo &function,
@@ -237,6 +241,20 @@ static trainc_status openSession(const trainc_session_options *options,
                        session.trainStep, error) ||
         !parseFunction(manifest.at("functions").at("eval"), session.eval, error))
       return fail(TRAINC_ERROR_INTERNAL, error);
+    if (manifest.at("functions").contains("refresh_weight_copies")) {
+      if (!trainc_model_refresh_weight_copies)
+        return fail(TRAINC_ERROR_INTERNAL,
+                    "the manifest lists refresh_weight_copies, which the "
+                    "library lacks");
+      if (!parseFunction(manifest.at("functions").at("refresh_weight_copies"),
+                         session.refreshCopies, error))
+        return fail(TRAINC_ERROR_INTERNAL, error);
+      for (const ArgumentInfo &argument : session.refreshCopies.arguments)
+        if (argument.role == "weight_copy")
+          session.weightCopies.insert(argument.name);
+      // Made from the initial weights before the first step.
+      session.copiesStale = !session.weightCopies.empty();
+    }
 
     // Persistent tensors, zero-initialized, then the embedded weights.
     for (const FunctionInfo *function : {&session.trainStep, &session.eval})
@@ -414,6 +432,19 @@ static trainc_status run(Session &session, const FunctionInfo &function,
   return TRAINC_OK;
 }
 
+/// Casts the parameters into their low-precision copies if they changed
+/// from outside since the last step (or none ran yet).
+static trainc_status refreshWeightCopies(Session &session) {
+  if (!session.copiesStale)
+    return TRAINC_OK;
+  if (trainc_status status = run(session, session.refreshCopies,
+                                 trainc_model_refresh_weight_copies, nullptr, 0,
+                                 nullptr, nullptr, 0))
+    return status;
+  session.copiesStale = false;
+  return TRAINC_OK;
+}
+
 } // namespace trainc::rt
 
 using namespace trainc::rt;
@@ -558,6 +589,8 @@ trainc_status trainc_train_step(trainc_session *session,
                                 const trainc_tensor *labels, float *loss) {
   if (!isOpen(session))
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
+  if (trainc_status status = refreshWeightCopies(*session))
+    return status;
   if (trainc_status status =
           run(*session, session->trainStep, trainc_model_train_step, inputs,
               num_inputs, labels, nullptr, 0))
@@ -626,10 +659,16 @@ trainc_status trainc_set_parameter(trainc_session *session, const char *name,
   if (it == session->persistent.end())
     return fail(TRAINC_ERROR_INVALID_ARGUMENT,
                 std::string("no parameter '") + name + "'");
+  if (!isSavedState(*session, name))
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
+                std::string("'") + name +
+                    "' is a low-precision copy the library derives from its "
+                    "parameter: set the parameter");
   ArgumentInfo argument{name, "parameter", it->second.first};
   if (trainc_status status = checkTensor(value, argument))
     return status;
   session->writeDense(name, value->data);
+  session->copiesStale = !session->weightCopies.empty();
   return TRAINC_OK;
 }
 

@@ -78,6 +78,13 @@ struct LaunchState {
 struct Session {
   std::string modelHash;
   FunctionInfo trainStep, eval;
+  /// Libraries that keep low-precision copies of the weights
+  /// (--amp, --trainc-keep-weight-copies): @refresh_weight_copies, the
+  /// copies' names, and whether the parameters changed from outside since
+  /// the copies were made (the next step refreshes them first).
+  FunctionInfo refreshCopies;
+  std::set<std::string> weightCopies;
+  bool copiesStale = false;
   /// Persistent tensors by name: parameters, state, constants, optimizer
   /// state, and "step", "seed", "learning_rate".
   std::map<std::string, std::pair<OperandInfo, Buffer>> persistent;
@@ -133,6 +140,11 @@ std::vector<NumericsCheck> parseNumericsChecks(const nlohmann::json &list);
 /// Whether the session owns an argument of this role (parameters, state,
 /// optimizer state, ...), rather than the caller or the step.
 bool isPersistentRole(const std::string &role);
+
+/// Whether persistent tensor `name` is saved in checkpoints and may be set
+/// by the caller: all but the weight copies, which are derived from the
+/// parameters.
+bool isSavedState(const Session &session, const std::string &name);
 
 /// A generated function: trainc_model_train_step or trainc_model_eval.
 using ModelEntry = int32_t (*)(void *, void *const *, void *);

@@ -264,6 +264,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
   // launch a generated kernel (GPU kernels from the same loop nests as on
   // the CPU).
   bool cuda = options.target == "cuda";
+  kernelLowering.keepWeightCopies = !cuda;
   const std::vector<std::string> &dispatch = options.dispatch;
   if (cuda) {
     // --amp bf16 runs its products and convolutions on tensor cores

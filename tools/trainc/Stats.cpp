@@ -112,11 +112,11 @@ void printStats(mlir::ModuleOp module, const ImportedModel &imported,
   int64_t persistentBytes = 0;
   for (const auto &[name, bytes] : persistent)
     persistentBytes += bytes;
-  llvm::outs() << "  persistent (parameters, state, optimizer state): "
-               << persistentBytes << " bytes in " << persistent.size()
-               << " tensors\n"
-               << "  initial weights: " << weights << " bytes\n"
-               << kernelTables;
+  llvm::outs()
+      << "  persistent (parameters, state, optimizer state, weight copies): "
+      << persistentBytes << " bytes in " << persistent.size() << " tensors\n"
+      << "  initial weights: " << weights << " bytes\n"
+      << kernelTables;
   llvm::outs().flush();
 }
 

@@ -158,6 +158,27 @@ def ScheduleUpdatesPass : Pass<"trainc-schedule-updates", "mlir::ModuleOp"> {
     be cached and its buffer dies early (a smaller arena).
   }];
 }
+def KeepWeightCopiesPass
+    : Pass<"trainc-keep-weight-copies", "mlir::ModuleOp"> {
+  let summary = "Keeps the low-precision copy of each weight across steps";
+  let description = [{
+    Under `--amp bf16` (or fp16) `@train_step` casts each f32 master
+    weight to the products' precision as it starts, reading every weight
+    that the previous step's optimizer update just wrote. Here that copy
+    is persistent instead: the casts of a parameter (role `parameter`,
+    written by one launch, its update, and cast before it) become a new
+    argument of role `weight_copy` (`graph.name` the parameter's name plus
+    `.bf16` or `.f16`, `graph.copy_of` the parameter's), and a cast of the
+    parameter into it runs after the update and after the last launch
+    that reads this step's copy. When nothing in between forbids it the
+    update moves down to that cast, so that `--trainc-fuse-elementwise`
+    makes them one pass over the weight. The function
+    `@refresh_weight_copies(parameters..., copies...)` casts every
+    parameter into its copy: the runtime runs it before a step after the
+    parameters changed from outside (a session opened, a checkpoint
+    loaded, a parameter set). The same values, bit for bit.
+  }];
+}
 def BucketAllReducesPass : Pass<"trainc-bucket-all-reduces", "mlir::ModuleOp"> {
   let summary = "Gradient all-reduces in buckets, overlapped with the backward pass";
   let description = [{

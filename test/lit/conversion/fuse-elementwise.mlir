@@ -304,3 +304,36 @@ func.func @tanh_of_last_element(%x: memref<5xf32>, %y: memref<1xf32>) {
   kernel.launch "graph.tanh"(%s) -> (%y) {backend = "generated", options = {}} : (memref<1xf32>) -> memref<1xf32>
   return
 }
+
+// -----
+
+// An optimizer update writes its parameter in place and the next launch
+// casts the parameter into its low-precision copy
+// (--trainc-keep-weight-copies): one kernel updates the weight and its
+// momentum and writes the copy of the new weight. With a launch between
+// them (the next case) nothing is fused.
+// CHECK-LABEL: func.func @update_then_copy
+// CHECK-SAME: (%[[W:.*]]: memref<64xf32>, %[[G:.*]]: memref<64xf32>, %[[M:.*]]: memref<64xf32>, %[[LR:.*]]: memref<f32>, %[[S:.*]]: memref<i64>, %[[C:.*]]: memref<64xbf16>)
+// CHECK-NEXT: kernel.launch "fused(sgd_update,cast)"(%[[W]], %[[G]], %[[LR]], %[[S]], %[[M]]) -> (%[[W]], %[[M]], %[[C]])
+// CHECK-NEXT: return
+// CHECK: func.func private @{{.*}}(%{{.*}}: memref<64xf32>, %{{.*}}: memref<64xf32>, %{{.*}}: memref<f32>, %{{.*}}: memref<i64>, %{{.*}}: memref<64xf32>, %{{.*}}: memref<64xf32>, %{{.*}}: memref<64xf32>, %{{.*}}: memref<64xbf16>)
+// CHECK: arith.truncf
+// CHECK: loop.yield %[[NW:[0-9a-z]+]], %{{.*}}, %{{.*}} : f32, f32, bf16
+func.func @update_then_copy(%w: memref<64xf32>, %g: memref<64xf32>, %m: memref<64xf32>, %lr: memref<f32>, %step: memref<i64>, %c: memref<64xbf16>) {
+  kernel.launch "graph.sgd_update"(%w, %g, %lr, %step, %m) -> (%w, %m) {backend = "generated", options = {momentum = 9.000000e-01 : f64}} : (memref<64xf32>, memref<64xf32>, memref<f32>, memref<i64>, memref<64xf32>) -> (memref<64xf32>, memref<64xf32>)
+  kernel.launch "graph.cast"(%w) -> (%c) {backend = "generated", options = {to = bf16}} : (memref<64xf32>) -> memref<64xbf16>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @update_then_read_then_copy
+// CHECK: kernel.launch "graph.sgd_update"
+// CHECK: kernel.launch "graph.neg"
+// CHECK: kernel.launch "graph.cast"
+func.func @update_then_read_then_copy(%w: memref<64xf32>, %g: memref<64xf32>, %lr: memref<f32>, %step: memref<i64>, %n: memref<64xf32>, %c: memref<64xbf16>) {
+  kernel.launch "graph.sgd_update"(%w, %g, %lr, %step) -> (%w) {backend = "generated", options = {}} : (memref<64xf32>, memref<64xf32>, memref<f32>, memref<i64>) -> memref<64xf32>
+  kernel.launch "graph.neg"(%g) -> (%n) {backend = "generated", options = {}} : (memref<64xf32>) -> memref<64xf32>
+  kernel.launch "graph.cast"(%w) -> (%c) {backend = "generated", options = {to = bf16}} : (memref<64xf32>) -> memref<64xbf16>
+  return
+}
