@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/graph/GraphOps.h"
+#include "dialects/kernel/Transforms/LaunchGraph.h"
 #include "dialects/kernel/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -59,32 +60,14 @@ bool writes(LaunchOp launch, Value buffer) {
                       [&](Value out) { return viewRoot(out) == buffer; });
 }
 
-/// The roots of `values`.
-llvm::SmallPtrSet<Value, 8> roots(ValueRange values) {
-  llvm::SmallPtrSet<Value, 8> result;
-  for (Value value : values)
-    result.insert(viewRoot(value));
-  return result;
-}
-
 /// Whether `update` may move to right after `target` (later in the same
-/// block): no launch in between (`target` included) writes what the
-/// update uses, or reads what it writes, and nothing else is in the way.
+/// block): nothing in between (`target` included) must stay ordered with
+/// it.
 bool canSink(LaunchOp update, Operation *target) {
-  llvm::SmallPtrSet<Value, 8> used = roots(update->getOperands());
-  llvm::SmallPtrSet<Value, 8> written = roots(update.getOutputs());
+  MovedLaunch moved(update);
   for (Operation *op = update->getNextNode(); op; op = op->getNextNode()) {
-    if (auto launch = dyn_cast<LaunchOp>(op)) {
-      for (Value out :
-           llvm::concat<Value>(launch.getOutputs(), launch.getScratch()))
-        if (used.contains(viewRoot(out)))
-          return false;
-      for (Value in : launch.getInputs())
-        if (written.contains(viewRoot(in)))
-          return false;
-    } else if (!isa<AllocOp, ViewOp, ConstantOp>(op)) {
+    if (moved.isOrderedWith(op))
       return false;
-    }
     if (op == target)
       return true;
   }

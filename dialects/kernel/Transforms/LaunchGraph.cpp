@@ -150,4 +150,35 @@ LaunchOp soleWriter(Value intermediate, LaunchOp reader) {
   return writer;
 }
 
+MovedLaunch::MovedLaunch(LaunchOp launch) : launch(launch) {
+  for (Value operand : launch->getOperands())
+    used.insert(viewRoot(operand));
+  for (Value output : launch.getOutputs())
+    written.insert(viewRoot(output));
+  for (Value scratch : launch.getScratch())
+    written.insert(viewRoot(scratch));
+}
+
+bool MovedLaunch::isOrderedWith(Operation *op) const {
+  if (llvm::any_of(op->getResults(), [&](Value result) {
+        return llvm::is_contained(launch->getOperands(), result);
+      }))
+    return true;
+  if (isa<AllocOp, ViewOp, ConstantOp>(op))
+    return false;
+  auto other = dyn_cast<LaunchOp>(op);
+  if (!other)
+    return true;
+  for (Value output : other.getOutputs())
+    if (used.contains(viewRoot(output)))
+      return true;
+  for (Value scratch : other.getScratch())
+    if (used.contains(viewRoot(scratch)))
+      return true;
+  for (Value input : other.getInputs())
+    if (written.contains(viewRoot(input)))
+      return true;
+  return false;
+}
+
 } // namespace trainc::kernel

@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <vector>
 
@@ -61,6 +62,20 @@ void applyLaunchOrder(mlir::func::FuncOp function,
 /// so that the writer may move to the reader's place, or the reader read
 /// the writer's inputs at its own; null otherwise.
 LaunchOp soleWriter(mlir::Value intermediate, LaunchOp reader);
+
+/// The buffers (view roots) a launch uses and writes, to move it past the
+/// ops around it (--trainc-schedule-updates hoists optimizer updates,
+/// --trainc-keep-weight-copies sinks them).
+struct MovedLaunch {
+  explicit MovedLaunch(LaunchOp launch);
+  /// Whether `op` and the launch must keep their order: `op` writes a
+  /// buffer the launch uses, reads one it writes, defines a value it uses,
+  /// or is not a kernel op (constants, allocs and views never are).
+  bool isOrderedWith(mlir::Operation *op) const;
+
+  LaunchOp launch;
+  llvm::SmallPtrSet<mlir::Value, 8> used, written;
+};
 
 } // namespace trainc::kernel
 

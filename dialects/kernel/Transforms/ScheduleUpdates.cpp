@@ -7,6 +7,7 @@
 // still in the cache when the update reads it, and its buffer dies early.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/kernel/Transforms/LaunchGraph.h"
 #include "dialects/kernel/Transforms/Passes.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
@@ -20,32 +21,6 @@ using namespace mlir;
 using namespace trainc::kernel;
 
 namespace {
-
-/// Whether `op` must stay before `update`: it writes a buffer the update
-/// uses, reads a buffer the update writes, defines a value the update uses,
-/// or is not a kernel op this pass understands.
-bool mustPrecede(Operation *op, LaunchOp update,
-                 const llvm::SmallPtrSetImpl<Value> &used,
-                 const llvm::SmallPtrSetImpl<Value> &written) {
-  if (llvm::any_of(op->getResults(),
-                   [&](Value result) { return llvm::is_contained(update->getOperands(), result); }))
-    return true;
-  if (isa<AllocOp, ViewOp, ConstantOp>(op))
-    return false;
-  auto launch = dyn_cast<LaunchOp>(op);
-  if (!launch)
-    return true;
-  for (Value output : launch.getOutputs())
-    if (used.contains(viewRoot(output)))
-      return true;
-  for (Value scratch : launch.getScratch())
-    if (used.contains(viewRoot(scratch)))
-      return true;
-  for (Value input : launch.getInputs())
-    if (written.contains(viewRoot(input)))
-      return true;
-  return false;
-}
 
 struct ScheduleUpdatesPass
     : trainc::kernel::impl::ScheduleUpdatesPassBase<ScheduleUpdatesPass> {
@@ -62,15 +37,9 @@ struct ScheduleUpdatesPass
   }
 
   void hoist(LaunchOp update) {
-    llvm::SmallPtrSet<Value, 8> used, written;
-    for (Value operand : update->getOperands())
-      used.insert(viewRoot(operand));
-    for (Value output : update.getOutputs())
-      written.insert(viewRoot(output));
-    for (Value scratch : update.getScratch())
-      written.insert(viewRoot(scratch));
+    MovedLaunch moved(update);
     Operation *after = update->getPrevNode();
-    while (after && !mustPrecede(after, update, used, written))
+    while (after && !moved.isOrderedWith(after))
       after = after->getPrevNode();
     if (after == update->getPrevNode())
       return;
