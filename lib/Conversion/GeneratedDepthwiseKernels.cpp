@@ -182,25 +182,41 @@ int64_t tapCount(const ConvGeometry &g) {
   return count;
 }
 
-/// The nest over `domain` that writes `output` (an identity map) with the
-/// sum of the taps in `inputs` and `maps` (appendTapOperands'), plus
-/// bias[channel] when there is a bias.
-void tapSumNest(KernelBuilder &kb, const ConvGeometry &g,
-                ArrayRef<int64_t> domain, SmallVector<Value> inputs,
-                SmallVector<AffineMap> maps, Value bias, AffineExpr channel,
-                Value output) {
+/// The nest over `domain` that writes `output` (at `outputMap`, by default
+/// the identity) with the sum of the taps in `inputs` and `maps`
+/// (appendTapOperands'), plus bias[channel] when there is a bias.
+loop::NestOp tapSumNest(KernelBuilder &kb, const ConvGeometry &g,
+                        ArrayRef<int64_t> domain, SmallVector<Value> inputs,
+                        SmallVector<AffineMap> maps, Value bias,
+                        AffineExpr channel, Value output,
+                        AffineMap outputMap = {}) {
   MLIRContext *context = kb.builder.getContext();
   unsigned n = domain.size();
   if (bias) {
     inputs.push_back(bias);
     maps.push_back(mapOf(context, n, {channel}));
   }
-  maps.push_back(offsetIdentity(context, SmallVector<int64_t>(n, 0)));
+  maps.push_back(outputMap
+                     ? outputMap
+                     : offsetIdentity(context, SmallVector<int64_t>(n, 0)));
   int64_t taps = tapCount(g);
-  kb.nest(domain, SmallVector<bool>(n, false), inputs, {output}, maps,
-          [&](OpBuilder &b, Location loc, ValueRange x) {
-            return tapSum(b, loc, x, taps, bool(bias));
-          });
+  return kb.nest(domain, SmallVector<bool>(n, false), inputs, {output}, maps,
+                 [&](OpBuilder &b, Location loc, ValueRange x) {
+                   return tapSum(b, loc, x, taps, bool(bias));
+                 });
+}
+
+/// Gives `nest`, over (c, ...) of buffers stored channels-last, one vector
+/// of channels per tile, the other dimensions looping inside it (the
+/// default schedule vectorizes only the innermost dimension, which these
+/// buffers read strided): what a tile reuses at every point (the taps'
+/// weights, or the sums of a weight gradient) can stay in registers.
+void vectorOfChannels(KernelBuilder &kb, loop::NestOp nest) {
+  SmallVector<int64_t> tile(nest.getDomain().size(), 1);
+  tile.front() = kb.vectorLanes;
+  nest.setScheduleAttr(loop::ScheduleAttr::get(
+      nest.getContext(), nest.getSchedule().getParallel() >= 0 ? 0 : -1, tile,
+      /*vectorize=*/true));
 }
 
 //===----------------------------------------------------------------------===//
@@ -291,27 +307,36 @@ void channelsLastTaps(KernelBuilder &kb, const ConvGeometry &g, Value source,
                       bool flipped, Value output) {
   MLIRContext *context = kb.builder.getContext();
   unsigned rank = g.rank();
-  SmallVector<int64_t> domain = {g.batch};
+  SmallVector<int64_t> shape = {g.batch};
+  llvm::append_range(shape, plane);
+  shape.push_back(g.group);
+  // The result is private scratch, so LLVM may keep the weights of a
+  // vector of channels in registers over the positions.
+  Value result = kb.privateScratch(
+      shape, cast<MemRefType>(output.getType()).getElementType());
+  // Domain (c, n, p...).
+  SmallVector<int64_t> domain = {g.group, g.batch};
   llvm::append_range(domain, plane);
-  domain.push_back(g.group);
-  Value result =
-      kb.scratch(domain, cast<MemRefType>(output.getType()).getElementType());
   unsigned n = rank + 2;
-  AffineExpr channel = affineDim(context, rank + 1);
+  AffineExpr channel = affineDim(context, 0), batch = affineDim(context, 1);
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   appendTapOperands(
       g, n, channel, source,
       [&](ArrayRef<int64_t> tap) {
-        SmallVector<AffineExpr> read = {affineDim(context, 0)};
+        SmallVector<AffineExpr> read = {batch};
         for (unsigned i = 0; i < rank; ++i)
-          read.push_back(affineDim(context, 1 + i) * strides[i] +
+          read.push_back(affineDim(context, 2 + i) * strides[i] +
                          tap[i] * g.dilations[i] + shifts[i]);
         read.push_back(channel);
         return mapOf(context, n, read);
       },
       wt, flipped, inputs, maps, /*channelsLast=*/true);
-  tapSumNest(kb, g, domain, inputs, maps, bias, channel, result);
+  SmallVector<AffineExpr> write = {batch};
+  llvm::append_range(write, dimsFrom(context, 2, rank));
+  write.push_back(channel);
+  vectorOfChannels(kb, tapSumNest(kb, g, domain, inputs, maps, bias, channel,
+                                  result, mapOf(context, n, write)));
   copyFromChannelsLast(kb, g, result, output);
 }
 
@@ -364,7 +389,7 @@ LogicalResult buildDepthwiseConvBackwardInput(KernelBuilder &kb,
   DilatedGradient dyd = dilatedGradient(g);
   ArrayRef<int64_t> shifts = dyd.shifts;
   if (runsChannelsLast(kb, g, g.input)) {
-    // Domain (n, h..., c).
+    // Over (c, n, h...), every tap of the channels-last gradient.
     Value dydt =
         channelsLastCopy(kb, g, gradOutput, dyd.shape, dyd.offsets, g.strides);
     channelsLastTaps(kb, g, dydt, channelsLastWeight(kb, g, weight), Value(),
@@ -409,25 +434,29 @@ LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
   Type element = cast<MemRefType>(gradWeight.getType()).getElementType();
   Type accumulator = kb.computeType(element);
   if (runsChannelsLast(kb, g, g.output)) {
-    // Domain (n, o..., c): the batch and the plane reduced into vectors of
-    // channels, which are split across threads.
+    // Domain (c, n, o...): a vector of channels at a time (split across
+    // threads), the batch and the plane reduced inside it, so that the
+    // taps' sums of one vector stay in registers (dwt is private scratch,
+    // so LLVM may keep them there across the loops) instead of being loaded
+    // and stored at every position.
     SmallVector<int64_t> ones(rank, 1), zeros(rank, 0);
     Value xt = channelsLastCopy(kb, g, input, g.padded, g.padsBegin, ones);
     Value dyt = channelsLastCopy(kb, g, gradOutput, g.output, zeros, ones);
     SmallVector<int64_t> weightShape(g.kernel);
     weightShape.push_back(g.group);
-    Value dwt = kb.scratch(weightShape, accumulator);
+    Value dwt = kb.privateScratch(weightShape, accumulator);
     zeroFill(kb, dwt);
     unsigned n = rank + 2;
-    AffineExpr channel = affineDim(context, rank + 1);
+    AffineExpr channel = affineDim(context, 0), batch = affineDim(context, 1);
+    SmallVector<AffineExpr> gradient = {batch};
+    llvm::append_range(gradient, dimsFrom(context, 2, rank));
+    gradient.push_back(channel);
     SmallVector<Value> inputs = {dyt}, outputs;
-    SmallVector<AffineMap> maps = {offsetIdentity(context,
-                                                  SmallVector<int64_t>(n, 0))},
-                           outputMaps;
+    SmallVector<AffineMap> maps = {mapOf(context, n, gradient)}, outputMaps;
     forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
-      SmallVector<AffineExpr> read = {affineDim(context, 0)};
+      SmallVector<AffineExpr> read = {batch};
       for (unsigned i = 0; i < rank; ++i)
-        read.push_back(affineDim(context, 1 + i) * g.strides[i] +
+        read.push_back(affineDim(context, 2 + i) * g.strides[i] +
                        tap[i] * g.dilations[i]);
       read.push_back(channel);
       inputs.push_back(xt);
@@ -438,12 +467,12 @@ LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
                                               /*channelsLast=*/true));
     });
     llvm::append_range(maps, outputMaps);
-    SmallVector<int64_t> domain = {g.batch};
+    SmallVector<int64_t> domain = {g.group, g.batch};
     llvm::append_range(domain, g.output);
-    domain.push_back(g.group);
     SmallVector<bool> reduction(n, true);
-    reduction.back() = false;
-    kb.nest(domain, reduction, inputs, outputs, maps, accumulateTaps);
+    reduction.front() = false;
+    vectorOfChannels(
+        kb, kb.nest(domain, reduction, inputs, outputs, maps, accumulateTaps));
     // dw[c, t...] = dwt[t..., c].
     SmallVector<AffineExpr> write = {affineDim(context, rank)};
     llvm::append_range(write, dimsFrom(context, 0, rank));

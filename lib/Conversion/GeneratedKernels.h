@@ -18,6 +18,12 @@ namespace trainc::conversion {
 /// second view, in its own shape, of an earlier scratch argument (that
 /// argument's number): the launch passes a kernel.view of the same alloc.
 inline constexpr llvm::StringLiteral kScratchViewAttrName = "loop.view_of";
+/// Unit argument attribute of a loop.kernel's scratch argument that
+/// nothing else reaches while the kernel runs (no view of it; the plan
+/// gives each of a launch's buffers its own bytes, and threads write
+/// disjoint elements): LLVM's `noalias`, which --trainc-lower-loop-nests
+/// hands to the nest functions.
+inline constexpr llvm::StringLiteral kPrivateScratchAttrName = "llvm.noalias";
 
 /// Whether the generated backend can build `kernel` (e.g. "graph.add").
 bool hasGeneratedKernel(llvm::StringRef kernel);

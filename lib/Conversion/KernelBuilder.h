@@ -199,6 +199,17 @@ public:
     return function.getBody().front().addArgument(
         MemRefType::get(shape, element), loc);
   }
+  /// A scratch buffer that the kernel's nests reach through this argument
+  /// only (never viewed; kPrivateScratchAttrName): LLVM may then keep its
+  /// elements in registers across loops, such as the sums of a reduction
+  /// accumulated in it while other buffers are read.
+  Value privateScratch(ArrayRef<int64_t> shape, Type element) {
+    auto argument = cast<BlockArgument>(scratch(shape, element));
+    updateFunctionType();
+    function.setArgAttr(argument.getArgNumber(), kPrivateScratchAttrName,
+                        builder.getUnitAttr());
+    return argument;
+  }
   /// `buffer` (from `scratch`) seen in `shape` as well: another argument,
   /// to which the launch passes a view of the same buffer. For nests that
   /// index one buffer in two shapes (written as rows and taps, read flat).
@@ -208,15 +219,19 @@ public:
            "a view keeps the element count");
     BlockArgument view = function.getBody().front().addArgument(
         MemRefType::get(shape, type.getElementType()), loc);
-    // The function's type gets the new arguments, so that it may hold
-    // their attributes (buildGeneratedKernel sets it again at the end).
-    function.setType(
-        FunctionType::get(builder.getContext(),
-                          function.getBody().front().getArgumentTypes(), {}));
+    updateFunctionType();
     function.setArgAttr(
         view.getArgNumber(), kScratchViewAttrName,
         builder.getI64IntegerAttr(cast<BlockArgument>(buffer).getArgNumber()));
     return view;
+  }
+
+  /// The function's type gets the new arguments, so that it may hold
+  /// their attributes (buildGeneratedKernel sets it again at the end).
+  void updateFunctionType() {
+    function.setType(
+        FunctionType::get(builder.getContext(),
+                          function.getBody().front().getArgumentTypes(), {}));
   }
 
   /// Appends a loop.nest over `space` with the default schedule and

@@ -15,9 +15,11 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 namespace trainc::loop {
@@ -228,7 +230,7 @@ LogicalResult applySchedule(RewriterBase &rewriter, linalg::GenericOp generic,
   bool pointwise =
       !schedule.getVectorize() &&
       llvm::all_of(schedule.getTile(), [](int64_t size) { return size == 1; });
-  scf::ForOp innermost;
+  SmallVector<LoopLikeOpInterface> loops;
   if (generic.getNumLoops() > 0 && !pointwise) {
     scf::SCFTilingOptions options;
     options.setTileSizes(
@@ -241,23 +243,29 @@ LogicalResult applySchedule(RewriterBase &rewriter, linalg::GenericOp generic,
              << schedule;
     rewriter.eraseOp(generic);
     tile = tiled->tiledOps.back();
-    if (!tiled->loops.empty())
-      innermost = dyn_cast<scf::ForOp>(tiled->loops.back().getOperation());
+    loops = tiled->loops;
   }
   auto linalgTile = cast<linalg::LinalgOp>(tile);
   if (schedule.getVectorize() && linalgTile.getNumLoops() > 0) {
-    // The innermost loop's full tiles apart from its last, partial one:
-    // their extent is then the tile's, a constant, and their vectors need
-    // no mask. A masked store is one instruction on AVX-512 but microcoded
-    // `vmaskmovps` on AVX2 (a column sum on a Zen 3: 4.8 GB/s masked, 22
-    // unmasked).
+    // The full tiles of the vector's innermost dimension (the last one
+    // tiled by more than 1; usually the domain's innermost) apart from its
+    // last, partial tile: their extent is then the tile's, a constant, and
+    // their vectors need no mask. A masked store is one instruction on
+    // AVX-512 but microcoded `vmaskmovps` on AVX2 (a column sum on a Zen 3:
+    // 4.8 GB/s masked, 22 unmasked).
     SmallVector<Operation *> tiles{tile};
     scf::ForOp partial;
+    ArrayRef<int64_t> sizes = schedule.getTile();
+    auto minor = llvm::find_if(llvm::reverse(sizes),
+                               [](int64_t size) { return size > 1; });
+    scf::ForOp peeled;
+    if (minor != sizes.rend() && loops.size() == sizes.size())
+      peeled = dyn_cast<scf::ForOp>(
+          loops[std::distance(minor, sizes.rend()) - 1].getOperation());
     std::optional<int64_t> step =
-        innermost ? getConstantIntValue(innermost.getStep()) : std::nullopt;
-    if (step && *step == schedule.getTile().back() && *step > 1 &&
-        succeeded(
-            scf::peelForLoopAndSimplifyBounds(rewriter, innermost, partial)))
+        peeled ? getConstantIntValue(peeled.getStep()) : std::nullopt;
+    if (step && *step == *minor &&
+        succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, peeled, partial)))
       partial.walk([&](linalg::LinalgOp op) { tiles.push_back(op); });
     // Scalable flags must be given explicitly (one per dimension), or the
     // masks get a vector type unequal to the one transfer ops expect.
@@ -364,6 +372,12 @@ LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
   auto function = func::FuncOp::create(
       b, loc, nestFunctionName(kernel.getSymName(), index),
       FunctionType::get(context, argumentTypes, {}));
+  // Buffers the kernel marks as reached by nothing else (its private
+  // scratch) keep the mark, which LLVM reads as `noalias`.
+  StringRef noAlias = LLVM::LLVMDialect::getNoAliasAttrName();
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+    if (kernel.getArgAttr(i, noAlias))
+      function.setArgAttr(2 + i, noAlias, UnitAttr::get(context));
   Block *entry = function.addEntryBlock();
   b.setInsertionPointToStart(entry);
   // An empty domain has no point to compute (and its offsets may lie at
@@ -415,6 +429,18 @@ LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
   IRRewriter rewriter(context);
   if (failed(applySchedule(rewriter, generic, schedule, nest)))
     return failure();
+  // A vector along another dimension than the innermost (tile [16, 1, 1])
+  // is computed in the tile's shape, vector<16x1x1xf32>, which LLVM
+  // lowers lane by lane: its arithmetic is recast on vector<16xf32>.
+  ArrayRef<int64_t> tile = schedule.getTile();
+  if (schedule.getVectorize() && !tile.empty() && tile.back() == 1 &&
+      llvm::any_of(tile, [](int64_t size) { return size > 1; })) {
+    RewritePatternSet patterns(context);
+    vector::populateDropUnitDimWithShapeCastPatterns(patterns);
+    vector::ShapeCastOp::getCanonicalizationPatterns(patterns, context);
+    if (failed(applyPatternsGreedily(function, std::move(patterns))))
+      return nest.emitError("cannot drop the unit dimensions of its vectors");
+  }
   limitUnrolling(function);
   return success();
 }

@@ -285,16 +285,24 @@ func.func @depthwise(%x: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %b: memre
 // along the vectors. Planes whose rows are shorter than half a vector run
 // channels-last: the gradient and the weight are transposed into
 // [N, H, W, C] and [K, K, C] (scalar passes), every tap runs along the
-// channels, and the result is transposed back.
+// channels, and the result is transposed back. Channels-last nests run a
+// vector of channels at a time (tile [16, 1, 1, 1]) with the batch and
+// the plane inside it, writing private scratch (llvm.noalias): LLVM keeps
+// a weight gradient's sums, or the taps' weights, in registers.
 // CHECK-LABEL: func.func private @generated_conv_backward_weight(
 // CHECK: loop.nest ins(%{{[^ ]+}}, %[[XP:[^ ]+]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]] : {{.*}}) outs(%[[DW:[^ ]+]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]] : {{.*}}) domain = [4, 2, 8, 8] schedule = <{{.*}}vectorize = true> attributes {{{.*}}iterators = ["parallel", "reduction", "reduction", "reduction"]}
+// CHECK-LABEL: func.func private @generated_conv_backward_weight_0(
+// CHECK-SAME: %[[DWT:[^:]+]]: memref<3x3x16xf32> {llvm.noalias})
+// CHECK: loop.nest ins(%[[DYT2:[^ ]+]], %[[XT:[^ ]+]], {{.*}}) outs(%[[DWT]], {{.*}}) domain = [16, 2, 2, 2] schedule = <parallel = -1, tile = [16, 1, 1, 1], vectorize = true> attributes {{{.*}}iterators = ["parallel", "reduction", "reduction", "reduction"]}
+// CHECK: loop.nest ins(%[[DWT]] : memref<3x3x16xf32>) outs(%{{[^ ]+}} : memref<16x3x3xf32>)
 // CHECK-LABEL: func.func private @generated_conv_backward_input(
 // CHECK: loop.nest ins(%{{[^ ]+}} : memref<2x16x2x2xf32>) outs(%[[DYT:[^ ]+]] : memref<2x4x4x16xf32>) {{.*}}vectorize = false
 // CHECK: loop.nest ins(%{{[^ ]+}} : memref<16x3x3xf32>) outs(%[[WT:[^ ]+]] : memref<3x3x16xf32>) {{.*}}vectorize = false
-// CHECK: loop.nest ins(%[[DYT]], {{.*}}, %[[WT]] : {{.*}}) outs(%[[DXT:[^ ]+]] : memref<2x2x2x16xf32>) domain = [2, 2, 2, 16] {{.*}}vectorize = true
+// CHECK: loop.nest ins(%[[DYT]], {{.*}}, %[[WT]] : {{.*}}) outs(%[[DXT:[^ ]+]] : memref<2x2x2x16xf32>) domain = [16, 2, 2, 2] schedule = <parallel = -1, tile = [16, 1, 1, 1], vectorize = true>
 // CHECK: loop.nest ins(%[[DXT]] : memref<2x2x2x16xf32>) outs(%{{[^ ]+}} : memref<2x16x2x2xf32>) {{.*}}vectorize = false
-func.func @depthwise_gradients(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %x: memref<2x4x8x8xf32>, %dw: memref<4x1x3x3xf32>, %dys: memref<2x16x2x2xf32>, %ws: memref<16x1x3x3xf32>, %dxs: memref<2x16x2x2xf32>) {
+func.func @depthwise_gradients(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %x: memref<2x4x8x8xf32>, %dw: memref<4x1x3x3xf32>, %dys: memref<2x16x2x2xf32>, %ws: memref<16x1x3x3xf32>, %dxs: memref<2x16x2x2xf32>, %xs: memref<2x16x2x2xf32>, %dws: memref<16x1x3x3xf32>) {
   kernel.launch "graph.conv_backward_weight"(%dy, %x) -> (%dw) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 4, 1, 3, 3>}} : (memref<2x4x8x8xf32>, memref<2x4x8x8xf32>) -> memref<4x1x3x3xf32>
+  kernel.launch "graph.conv_backward_weight"(%dys, %xs) -> (%dws) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 16 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 16, 1, 3, 3>}} : (memref<2x16x2x2xf32>, memref<2x16x2x2xf32>) -> memref<16x1x3x3xf32>
   kernel.launch "graph.conv_backward_input"(%dys, %ws) -> (%dxs) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 16 : i64, input_shape = array<i64: 2, 16, 2, 2>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x16x2x2xf32>, memref<16x1x3x3xf32>) -> memref<2x16x2x2xf32>
   return
 }

@@ -279,3 +279,54 @@ func.func private @axpy(%x: memref<1000xf32>, %y: memref<1000xf32>) attributes {
   }
   return
 }
+
+// -----
+
+// Sums over the rows of [rows, channels] data stored channels-last, a
+// vector of channels per tile (tile [16, 1]: the vector's dimension is not
+// the innermost). The tile loop of the channels is the one peeled: its
+// full tiles hold the loop over the rows unmasked, in which the sums stay
+// in registers, since the accumulator is private scratch: the kernel's
+// llvm.noalias reaches the nest function.
+// PEEL-LABEL: func.func @channel_sums_nest0(
+// PEEL-SAME: %{{[^:]+}}: memref<8x40xf32>, %{{[^:]+}}: memref<40xf32> {llvm.noalias})
+// PEEL: scf.for
+// PEEL: scf.for
+// PEEL-NOT: vector.mask
+// PEEL: vector.transfer_write {{.*}} : vector<16xf32>, memref<16xf32
+// PEEL: scf.for
+// PEEL: vector.create_mask {{.*}} : vector<16xi1>
+#rows = affine_map<(d0, d1) -> (d1, d0)>
+#sums = affine_map<(d0, d1) -> (d0)>
+func.func private @channel_sums(%x: memref<8x40xf32>, %s: memref<40xf32> {llvm.noalias}) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<8x40xf32>) outs(%s : memref<40xf32>)
+      domain = [40, 8] schedule = #loop.schedule<parallel = 0, tile = [16, 1], vectorize = true>
+      attributes {indexing_maps = [#rows, #sums], iterators = ["parallel", "reduction"]} {
+  ^bb0(%a: f32, %out: f32):
+    %t = arith.addf %out, %a : f32
+    loop.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// A channels-last scale, a vector of channels per tile over domain
+// (c, n): linalg computes in the tile's shape, vector<16x1xf32>, which
+// LLVM would lower lane by lane; the arithmetic is recast on
+// vector<16xf32>.
+// CHECK-LABEL: func.func @channel_scale_nest0(
+// CHECK-NOT: arith.mulf {{.*}} : vector<16x1xf32>
+// CHECK: arith.mulf {{.*}} : vector<16xf32>
+#rows_in = affine_map<(d0, d1) -> (d1, d0)>
+#scale = affine_map<(d0, d1) -> (d0)>
+func.func private @channel_scale(%x: memref<8x48xf32>, %w: memref<48xf32>, %y: memref<8x48xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x, %w : memref<8x48xf32>, memref<48xf32>) outs(%y : memref<8x48xf32>)
+      domain = [48, 8] schedule = #loop.schedule<parallel = -1, tile = [16, 1], vectorize = true>
+      attributes {indexing_maps = [#rows_in, #scale, #rows_in], iterators = ["parallel", "parallel"]} {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %t = arith.mulf %a, %s : f32
+    loop.yield %t : f32
+  }
+  return
+}
