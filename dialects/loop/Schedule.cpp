@@ -2,21 +2,43 @@
 #include "dialects/loop/Schedule.h"
 
 #include "mlir/IR/AffineMap.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 
 namespace trainc::loop {
 
-/// For a nest whose maps are all permutations of the domain, whose outputs
-/// end with `inner` and whose inputs end with `inner` or with one other
-/// dimension (the same for all): that dimension.
+/// The dimension of `map`'s last result if `map` is a permutation of the
+/// domain's dimensions, each plus a constant (a copy into a padded
+/// buffer's interior), of at least 2 results.
+static std::optional<int64_t> lastOfPermutation(AffineMap map) {
+  unsigned rank = map.getNumDims();
+  if (map.getNumResults() != rank || rank < 2)
+    return std::nullopt;
+  llvm::SmallBitVector seen(rank);
+  std::optional<int64_t> last;
+  for (AffineExpr expr : map.getResults()) {
+    std::optional<AffineForm> form = getAffineForm(expr, rank);
+    std::optional<unsigned> dim = form ? form->singleDim() : std::nullopt;
+    if (!dim || form->coefficients[*dim] != 1 || seen.test(*dim))
+      return std::nullopt;
+    seen.set(*dim);
+    last = *dim;
+  }
+  return last;
+}
+
+/// For a nest whose maps are all permutations of the domain (with
+/// offsets), whose outputs end with `inner` and whose inputs end with
+/// `inner` or with one other dimension (the same for all): that dimension.
 static std::optional<int64_t>
 transposedDim(ArrayRef<AffineMap> maps, unsigned numOutputs, int64_t inner) {
   std::optional<int64_t> across;
   for (auto [i, map] : llvm::enumerate(maps)) {
-    if (!map.isPermutation() || map.getNumResults() < 2)
+    std::optional<int64_t> lastDim = lastOfPermutation(map);
+    if (!lastDim)
       return std::nullopt;
-    int64_t last = map.getDimPosition(map.getNumResults() - 1);
+    int64_t last = *lastDim;
     bool output = i + numOutputs >= maps.size();
     if (last == inner)
       continue;
@@ -119,9 +141,10 @@ ScheduleAttr defaultSchedule(MLIRContext *context, ArrayRef<int64_t> domain,
     }
   }
 
-  // A nest whose buffers are all permutations of the domain, some input
-  // reading the innermost dimension strided (a transpose moving it: NCHW
-  // to NHWC, a matrix transpose): tiles of lanes x lanes over the output's
+  // A nest whose buffers are all permutations of the domain (offsets
+  // allowed: into a padded buffer), some input reading the innermost
+  // dimension strided (a transpose moving it: NCHW to NHWC, a matrix
+  // transpose): tiles of lanes x lanes over the output's
   // innermost dimension and the one those inputs read contiguously are
   // read in the input's order and transposed in registers
   // (vector.transpose), not moved one element at a time: a 64x64x32 bf16

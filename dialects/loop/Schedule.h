@@ -40,8 +40,9 @@ inline constexpr int64_t kParallelPoints = 32768;
 ///    another order than it writes its output's (a transpose keeping the
 ///    innermost dim) tiles the input's row dimension by 4 and the output's
 ///    by 2, so that the rows of each block are read and written together;
-///  * a nest whose buffers are all permutations of the domain, an input
-///    reading the innermost dimension strided (a transpose moving it), is
+///  * a nest whose buffers are all permutations of the domain (each dim
+///    plus a constant at most), an input reading the innermost dimension
+///    strided (a transpose moving it), is
 ///    vectorized in vectorLanes x vectorLanes tiles of the output's
 ///    innermost dimension and of the one that input reads contiguously
 ///    (transposed in registers);

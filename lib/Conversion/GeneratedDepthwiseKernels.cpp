@@ -236,17 +236,43 @@ bool runsChannelsLast(KernelBuilder &kb, const ConvGeometry &g,
          g.group >= kb.vectorLanes;
 }
 
-/// A nest over `source`'s shape that copies each element to `target` at
-/// `write` (a permutation, with offsets and steps).
+/// A nest that copies each element of `source` to `target` at `write` (a
+/// permutation of `source`'s dims, with offsets and steps). Without steps
+/// the nest runs in `target`'s order, so that the default schedule moves
+/// it in transposed tiles of vectors (NCHW <-> NHWC); with steps, over
+/// `source`'s shape, one element at a time.
 void copyTo(KernelBuilder &kb, Value source, Value target, AffineMap write) {
   MLIRContext *context = kb.builder.getContext();
   ArrayRef<int64_t> shape = cast<MemRefType>(source.getType()).getShape();
-  kb.nest(
-      shape, SmallVector<bool>(shape.size(), false), {source}, {target},
-      {offsetIdentity(context, SmallVector<int64_t>(shape.size(), 0)), write},
-      [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
-        return {x[0]};
-      });
+  unsigned rank = shape.size();
+  auto copy = [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
+    return {x[0]};
+  };
+  // Target axis j receives source axis `from[j]`, plus `offsets[j]`.
+  SmallVector<unsigned> from;
+  SmallVector<int64_t> offsets;
+  for (AffineExpr expr : write.getResults()) {
+    std::optional<loop::AffineForm> form = loop::getAffineForm(expr, rank);
+    std::optional<unsigned> dim = form ? form->singleDim() : std::nullopt;
+    if (!dim || form->coefficients[*dim] != 1)
+      break;
+    from.push_back(*dim);
+    offsets.push_back(form->constant);
+  }
+  if (from.size() != rank) {
+    kb.nest(shape, SmallVector<bool>(rank, false), {source}, {target},
+            {offsetIdentity(context, SmallVector<int64_t>(rank, 0)), write},
+            copy);
+    return;
+  }
+  SmallVector<int64_t> domain;
+  SmallVector<AffineExpr> read(rank);
+  for (auto [j, axis] : llvm::enumerate(from)) {
+    domain.push_back(shape[axis]);
+    read[axis] = affineDim(context, j);
+  }
+  kb.nest(domain, SmallVector<bool>(rank, false), {source}, {target},
+          {mapOf(context, rank, read), offsetIdentity(context, offsets)}, copy);
 }
 
 /// `source` [N, C, D...] in a new zeroed scratch [N, extents..., C], at

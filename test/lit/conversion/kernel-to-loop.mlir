@@ -300,10 +300,16 @@ func.func @depthwise(%x: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %b: memre
 // CHECK: loop.nest ins(%{{[^ ]+}} : memref<16x3x3xf32>) outs(%[[WT:[^ ]+]] : memref<3x3x16xf32>) {{.*}}vectorize = false
 // CHECK: loop.nest ins(%[[DYT]], {{.*}}, %[[WT]] : {{.*}}) outs(%[[DXT:[^ ]+]] : memref<2x2x2x16xf32>) domain = [16, 2, 2, 2] schedule = <parallel = -1, tile = [16, 1, 1, 1], vectorize = true>
 // CHECK: loop.nest ins(%[[DXT]] : memref<2x2x2x16xf32>) outs(%{{[^ ]+}} : memref<2x16x2x2xf32>) {{.*}}vectorize = false
-func.func @depthwise_gradients(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %x: memref<2x4x8x8xf32>, %dw: memref<4x1x3x3xf32>, %dys: memref<2x16x2x2xf32>, %ws: memref<16x1x3x3xf32>, %dxs: memref<2x16x2x2xf32>, %xs: memref<2x16x2x2xf32>, %dws: memref<16x1x3x3xf32>) {
+// Rows of 4 and more: the copies between NCHW and (padded) NHWC run in the
+// target's order, in transposed tiles of vectors.
+// CHECK-LABEL: func.func private @generated_conv_backward_input_1(
+// CHECK: loop.nest ins(%{{[^ ]+}} : memref<2x16x4x4xf32>) outs(%{{[^ ]+}} : memref<2x6x6x16xf32>) domain = [2, 4, 4, 16] schedule = <parallel = -1, tile = [1, 1, 4, 16], vectorize = true>
+// CHECK: loop.nest ins(%{{[^ ]+}} : memref<2x4x4x16xf32>) outs(%{{[^ ]+}} : memref<2x16x4x4xf32>) domain = [2, 16, 4, 4] schedule = <parallel = -1, tile = [1, 16, 1, 16], vectorize = true>
+func.func @depthwise_gradients(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %x: memref<2x4x8x8xf32>, %dw: memref<4x1x3x3xf32>, %dys: memref<2x16x2x2xf32>, %ws: memref<16x1x3x3xf32>, %dxs: memref<2x16x2x2xf32>, %xs: memref<2x16x2x2xf32>, %dws: memref<16x1x3x3xf32>, %dy4: memref<2x16x4x4xf32>, %dx4: memref<2x16x4x4xf32>) {
   kernel.launch "graph.conv_backward_weight"(%dy, %x) -> (%dw) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 4, 1, 3, 3>}} : (memref<2x4x8x8xf32>, memref<2x4x8x8xf32>) -> memref<4x1x3x3xf32>
   kernel.launch "graph.conv_backward_weight"(%dys, %xs) -> (%dws) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 16 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 16, 1, 3, 3>}} : (memref<2x16x2x2xf32>, memref<2x16x2x2xf32>) -> memref<16x1x3x3xf32>
   kernel.launch "graph.conv_backward_input"(%dys, %ws) -> (%dxs) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 16 : i64, input_shape = array<i64: 2, 16, 2, 2>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x16x2x2xf32>, memref<16x1x3x3xf32>) -> memref<2x16x2x2xf32>
+  kernel.launch "graph.conv_backward_input"(%dy4, %ws) -> (%dx4) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 16 : i64, input_shape = array<i64: 2, 16, 4, 4>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x16x4x4xf32>, memref<16x1x3x3xf32>) -> memref<2x16x4x4xf32>
   return
 }
 
