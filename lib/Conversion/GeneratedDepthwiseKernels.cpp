@@ -225,7 +225,11 @@ void vectorOfChannels(KernelBuilder &kb, loop::NestOp nest) {
 // row most lanes of every vector would be masked off, so these kernels
 // copy their operands into [N, D..., C] (and the weight into [K..., C]),
 // run every tap along the channels, which are contiguous there, and copy
-// the result back. The copies are scalar passes over small planes.
+// the result back. The copies move transposed tiles of vectors (one
+// element at a time for rows shorter than kMinVectorExtent). The tap
+// nests run a vector of channels at a time with the batch and the plane
+// inside it (vectorOfChannels), writing private scratch: the weights of
+// a vector (or a weight gradient's sums) stay in registers.
 //===----------------------------------------------------------------------===//
 
 /// Whether the nests of a depthwise kernel over `plane` (output or input
@@ -323,7 +327,7 @@ void copyFromChannelsLast(KernelBuilder &kb, const ConvGeometry &g,
   copyTo(kb, result, output, mapOf(context, rank + 2, write));
 }
 
-/// Every tap channels-last, in one nest over (n, p..., c):
+/// Every tap channels-last, in one nest over (c, n, p...):
 /// result[n, p..., c] = (bias[c] +) sum_t source[n, p*s + t*d + shift...,
 /// c] * wt[t..., c] (the tap flipped, K-1-t, for `flipped`), copied back
 /// into `output` [N, C, p...].

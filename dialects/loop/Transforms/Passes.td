@@ -17,12 +17,21 @@ def LowerLoopNestsPass : Pass<"trainc-lower-loop-nests", "mlir::ModuleOp"> {
     over views of the block, tiled with the schedule's tile sizes by
     upstream's `scf::tileUsingSCF`; each tile is vectorized by
     `linalg::vectorize` with the tile's sizes as vector sizes, or becomes
-    scalar loops when the schedule says so. The innermost tile loop of a
-    vectorized nest is peeled (`scf::peelForLoopAndSimplifyBounds`): its
-    full tiles have a constant extent and their vectors need no mask once
-    canonicalized; only the last, partial tile is masked (a masked store
-    is a single instruction on AVX-512, slow microcoded `vmaskmovps` on
-    AVX2). `loop.index`
+    scalar loops when the schedule says so. The tile loop of the vector's
+    innermost dimension (the last one tiled by more than 1: usually the
+    domain's innermost) is peeled (`scf::peelForLoopAndSimplifyBounds`):
+    its full tiles have a constant extent and their vectors need no mask
+    once canonicalized; only the last, partial tile is masked (a masked
+    store is a single instruction on AVX-512, slow microcoded `vmaskmovps`
+    on AVX2). A vector along another dimension (tile `[16, 1, 1]`: a
+    vector of channels stored channels-last, the loops over the other
+    dimensions inside it) is computed by linalg in the tile's shape,
+    `vector<16x1x1xf32>`, which the LLVM lowering unrolls lane by lane;
+    upstream's unit-dimension patterns recast its arithmetic on
+    `vector<16xf32>`. A kernel argument marked `llvm.noalias` (private
+    scratch: `kPrivateScratchAttrName`) keeps the mark on every nest
+    function, so that LLVM may keep values of it in registers across
+    loops (a reduction's sums). `loop.index`
     becomes `linalg.index` plus the block's start along the parallel
     dimension (tiling adds each tile's start), so it counts over the whole
     domain. Buffers of `i1` are passed as `i8` (the runtime stores a boolean
