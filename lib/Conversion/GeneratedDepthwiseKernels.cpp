@@ -17,14 +17,19 @@
 // src_t[o] = xp[o*s + t*d], xp the zero-padded input. With strides, xp is
 // first split into phases (phase r of a dim holds xp[j*s + r], in one
 // scalar pass), so that src_t reads phase (t*d mod s) from position
-// o + (t*d div s): contiguous again. The input gradient reads the
-// stride-dilated gradient dyd, as the general kernel does. Planes whose
-// rows are shorter than half a vector run channels-last instead (below).
+// o + (t*d div s): contiguous again. A strided input gradient sums each
+// phase of dx's positions over its own taps (below); where the plane does
+// not split into such phases, it reads the stride-dilated gradient dyd,
+// as the general kernel does. Planes whose rows are shorter than half a
+// vector run channels-last instead (below).
 // Sums are f32 (bf16 and f16 are widened; the weight gradient sums in an
 // f32 scratch), taps in row-major order.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/loop/Schedule.h"
 #include "lib/Conversion/ConvGeometry.h"
+
+#include <limits>
 
 namespace trainc::conversion {
 namespace {
@@ -370,6 +375,157 @@ void channelsLastTaps(KernelBuilder &kb, const ConvGeometry &g, Value source,
   copyFromChannelsLast(kb, g, result, output);
 }
 
+//===----------------------------------------------------------------------===//
+// Strided input gradients by phases. With stride s, input position
+// h = s*i + r (phase r) receives only the taps t with t = r + p (mod s),
+// from dy[i + (r + p - t) / s]: about K/s of the K taps. Instead of every
+// tap over the stride-dilated gradient (s^rank times the positions, most
+// of them zero), each phase sums its own taps over the undilated gradient
+// padded with zeros, dyp, and weights padded with zeros where a phase has
+// fewer taps than another:
+//
+//   dx[n, c, s*i + r] = sum_q dyp[n, c, i + q] * wp[c, r + a - s*q]
+//
+// The nest runs over (n, c, r0, ..., i0, ..., r_last, i_last), the phases
+// of the outer dims outside their positions (a phase's taps stay in
+// registers over its rows). A tile holds every phase of a vector of
+// positions along the last dim and is written
+// to dx (seen as [N, C, E0, s0, ..., E_last, s_last]) transposed, so the
+// phases interleave in registers and dx is stored contiguously. The taps
+// a position sums are the dilated form's nonzero ones in the same order,
+// plus products of zero weights: the same sums for finite gradients.
+//===----------------------------------------------------------------------===//
+
+/// One spatial dim of a phased input gradient.
+struct GradientPhases {
+  int64_t positions; // E = H / s, positions per phase
+  int64_t taps;      // taps per phase (q = 0 .. taps-1)
+  int64_t lead;      // zeros before dy in dyp
+  int64_t padded;    // dyp's extent
+  int64_t weightLead;
+  int64_t weightExtent;
+  int64_t first; // the padded weight index of (r = 0, q = 0)
+};
+
+std::optional<GradientPhases> gradientPhases(const ConvGeometry &g,
+                                             unsigned k) {
+  int64_t s = g.strides[k], p = g.padsBegin[k], kernel = g.kernel[k];
+  if (g.dilations[k] != 1 || g.input[k] % s != 0)
+    return std::nullopt;
+  // e = (r + p - t) / s, the offset of tap t in phase r.
+  int64_t low = std::numeric_limits<int64_t>::max();
+  int64_t high = std::numeric_limits<int64_t>::min();
+  for (int64_t r = 0; r < s; ++r)
+    for (int64_t t = 0; t < kernel; ++t)
+      if ((r + p - t) % s == 0) {
+        low = std::min(low, (r + p - t) / s);
+        high = std::max(high, (r + p - t) / s);
+      }
+  if (low > high || low > 0) // no tap, or dy's first rows never read
+    return std::nullopt;
+  GradientPhases phases;
+  phases.positions = g.input[k] / s;
+  phases.taps = high - low + 1;
+  phases.lead = -low;
+  phases.padded =
+      std::max(phases.positions + phases.taps - 1, g.output[k] + phases.lead);
+  // Tap q of phase r is t = r + p + s * (lead - q).
+  int64_t lowest = p + s * (phases.lead - phases.taps + 1);
+  int64_t highest = s - 1 + p + s * phases.lead;
+  phases.weightLead = std::max<int64_t>(0, -lowest);
+  phases.weightExtent = std::max(kernel, highest + 1) + phases.weightLead;
+  phases.first = p + s * phases.lead + phases.weightLead;
+  return phases;
+}
+
+/// dx by phases (above), or failure (nothing built) where the geometry
+/// does not split into phases of whole vectors.
+LogicalResult phasedInputGradient(KernelBuilder &kb, const ConvGeometry &g,
+                                  Value gradOutput, Value weight) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  if (rank == 0 || llvm::all_of(g.strides, [](int64_t s) { return s == 1; }))
+    return failure();
+  SmallVector<GradientPhases> phases;
+  for (unsigned k = 0; k < rank; ++k) {
+    std::optional<GradientPhases> dim = gradientPhases(g, k);
+    if (!dim)
+      return failure();
+    phases.push_back(*dim);
+  }
+  // A tile: every phase of `lanes` positions along the last dim, whole.
+  int64_t last = phases.back().positions, lanes = last;
+  while (lanes > kb.vectorLanes || last % lanes != 0)
+    lanes /= 2;
+  if (lanes < loop::kMinVectorExtent)
+    return failure();
+
+  // dx seen as [N, C, E0, s0, ...]; the domain swaps the last pair.
+  SmallVector<int64_t> view = {g.batch, g.group}, domain = {g.batch, g.group};
+  SmallVector<int64_t> dypShape = {g.batch, g.group}, dypOffsets = {0, 0};
+  SmallVector<int64_t> wpShape = {g.group}, wpOffsets = {0}, tapExtents;
+  auto phaseDim = [&](unsigned k) { return 2 + k + (k + 1 == rank) * k; };
+  auto positionDim = [&](unsigned k) {
+    return k + 1 == rank ? 2 * rank + 1 : 1 + rank + k;
+  };
+  domain.resize(2 + 2 * rank);
+  for (auto [k, dim] : llvm::enumerate(phases)) {
+    view.append({dim.positions, g.strides[k]});
+    domain[phaseDim(k)] = g.strides[k];
+    domain[positionDim(k)] = dim.positions;
+    dypShape.push_back(dim.padded);
+    dypOffsets.push_back(dim.lead);
+    wpShape.push_back(dim.weightExtent);
+    wpOffsets.push_back(dim.weightLead);
+    tapExtents.push_back(dim.taps);
+  }
+  Value gradInput = kb.output(0, view);
+  Value dyp = placedCopy(kb, gradOutput, dypShape, dypOffsets);
+  // The padded weight is private scratch: LLVM may keep a channel's taps
+  // in registers over the rows of a phase (the domain's i0 .. i_last-1).
+  Value wp = kb.privateScratch(
+      wpShape, cast<MemRefType>(weight.getType()).getElementType());
+  zeroFill(kb, wp);
+  copyTo(kb, weight, wp, offsetIdentity(context, wpOffsets));
+
+  unsigned n = domain.size();
+  AffineExpr batch = affineDim(context, 0), channel = affineDim(context, 1);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps, weightMaps;
+  forEachTap(tapExtents, [&](ArrayRef<int64_t> q) {
+    SmallVector<AffineExpr> read = {batch, channel}, tap = {channel};
+    for (unsigned k = 0; k < rank; ++k) {
+      read.push_back(affineDim(context, positionDim(k)) + q[k]);
+      tap.push_back(affineDim(context, phaseDim(k)) + phases[k].first -
+                    g.strides[k] * q[k]);
+    }
+    inputs.push_back(dyp);
+    maps.push_back(mapOf(context, n, read));
+    weightMaps.push_back(mapOf(context, n, tap));
+  });
+  int64_t taps = weightMaps.size();
+  inputs.append(taps, wp);
+  llvm::append_range(maps, weightMaps);
+  SmallVector<AffineExpr> write = {batch, channel};
+  for (unsigned k = 0; k < rank; ++k)
+    write.append(
+        {affineDim(context, positionDim(k)), affineDim(context, phaseDim(k))});
+  maps.push_back(mapOf(context, n, write));
+  loop::NestOp nest =
+      kb.nest(domain, SmallVector<bool>(n, false), inputs, {gradInput}, maps,
+              [&](OpBuilder &b, Location loc, ValueRange x) {
+                return tapSum(b, loc, x, taps, /*fromLast=*/false);
+              });
+  SmallVector<int64_t> tile(n, 1);
+  tile[positionDim(rank - 1)] = lanes;
+  tile[phaseDim(rank - 1)] = g.strides[rank - 1];
+  int64_t parallel = nest.getSchedule().getParallel();
+  nest.setScheduleAttr(loop::ScheduleAttr::get(
+      context, parallel == 0 || parallel == 1 ? parallel : -1, tile,
+      /*vectorize=*/true));
+  return success();
+}
+
 } // namespace
 
 LogicalResult buildDepthwiseConv(KernelBuilder &kb, const ConvGeometry &g) {
@@ -414,11 +570,15 @@ LogicalResult buildDepthwiseConvBackwardInput(KernelBuilder &kb,
   Value gradOutput = kb.input(0, channelsShape(g, g.output));
   Value weight = kb.input(1, depthwiseWeightShape(g));
   SmallVector<int64_t> domain = channelsShape(g, g.input);
+  bool channelsLast = runsChannelsLast(kb, g, g.input);
+  if (!channelsLast &&
+      succeeded(phasedInputGradient(kb, g, gradOutput, weight)))
+    return success();
   Value gradInput = kb.output(0, domain);
 
   DilatedGradient dyd = dilatedGradient(g);
   ArrayRef<int64_t> shifts = dyd.shifts;
-  if (runsChannelsLast(kb, g, g.input)) {
+  if (channelsLast) {
     // Over (c, n, h...), every tap of the channels-last gradient.
     Value dydt =
         channelsLastCopy(kb, g, gradOutput, dyd.shape, dyd.offsets, g.strides);

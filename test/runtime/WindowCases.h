@@ -130,6 +130,17 @@ inline std::vector<ConvCase> convCases() {
        {1, 1, 2},
        2},
       {D::F32, {2, 3, 6, 6}, {6, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 3},
+      // Strided depthwise input gradients by phases (even planes, rows of
+      // at least 4 per phase): MobileNet's 3x3/2, 5x5/2 with asymmetric
+      // padding (rows of 20: tiles of 4), no padding (the gradient read
+      // from one row before it), a stride along one dim only, stride 3, a
+      // rank-1 convolution.
+      {D::F32, {2, 4, 16, 16}, {4, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 4},
+      {D::F32, {2, 3, 12, 40}, {3, 1, 5, 5}, {2, 2}, {2, 1, 2, 3}, {1, 1}, 3},
+      {D::F32, {2, 4, 8, 32}, {4, 1, 3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 4},
+      {D::F32, {2, 3, 5, 32}, {3, 1, 3, 3}, {1, 2}, {1, 1, 1, 1}, {1, 1}, 3},
+      {D::F32, {1, 4, 9, 24}, {4, 1, 3, 3}, {3, 3}, {1, 1, 1, 1}, {1, 1}, 4},
+      {D::F32, {2, 4, 32}, {4, 1, 3}, {2}, {1, 1}, {1}, 4},
   };
 }
 

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -440,6 +441,23 @@ LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
     vector::ShapeCastOp::getCanonicalizationPatterns(patterns, context);
     if (failed(applyPatternsGreedily(function, std::move(patterns))))
       return nest.emitError("cannot drop the unit dimensions of its vectors");
+  }
+  // A tile written transposed (the phases of a strided input gradient,
+  // interleaved along its rows): the transpose in registers, then one
+  // contiguous store of the tile's rows, which ConvertVectorToSCF would
+  // otherwise write row by row (rows of 2 elements).
+  bool permutedWrite = false;
+  function.walk([&](vector::TransferWriteOp write) {
+    permutedWrite |= !write.getPermutationMap().isMinorIdentity();
+  });
+  if (permutedWrite) {
+    RewritePatternSet patterns(context);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateDropUnitDimWithShapeCastPatterns(patterns);
+    vector::populateFlattenVectorTransferPatterns(patterns);
+    vector::ShapeCastOp::getCanonicalizationPatterns(patterns, context);
+    if (failed(applyPatternsGreedily(function, std::move(patterns))))
+      return nest.emitError("cannot store its transposed tiles");
   }
   limitUnrolling(function);
   return success();

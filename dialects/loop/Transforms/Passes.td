@@ -28,7 +28,12 @@ def LowerLoopNestsPass : Pass<"trainc-lower-loop-nests", "mlir::ModuleOp"> {
     dimensions inside it) is computed by linalg in the tile's shape,
     `vector<16x1x1xf32>`, which the LLVM lowering unrolls lane by lane;
     upstream's unit-dimension patterns recast its arithmetic on
-    `vector<16xf32>`. A kernel argument marked `llvm.noalias` (private
+    `vector<16xf32>`. A tile written transposed (an output map that
+    swaps the vector's dimension with another tiled one: the phases of a
+    strided depthwise input gradient, interleaved along dx's rows) is
+    transposed in registers and stored as one contiguous vector
+    (upstream's transfer permutation and flattening patterns), not row by
+    row. A kernel argument marked `llvm.noalias` (private
     scratch: `kPrivateScratchAttrName`) keeps the mark on every nest
     function, so that LLVM may keep values of it in registers across
     loops (a reduction's sums). `loop.index`

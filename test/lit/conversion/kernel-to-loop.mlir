@@ -315,6 +315,32 @@ func.func @depthwise_gradients(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>
 
 // -----
 
+// A strided depthwise input gradient by phases: dx (seen as [N, C, E, s,
+// E, s]) at h = 2i + r sums only the taps of phase r, over the gradient
+// padded with zeros (no stride-dilated copy) and the weight padded with
+// zeros (a private scratch) where a phase has fewer taps: 4 taps instead of
+// 9. Domain (n, c, r0, i0, r1, i1): a tile holds both phases of 8
+// positions, written transposed (interleaved) into dx's rows.
+// CHECK-DAG: #[[FIRST_TAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3, d5)>
+// CHECK-DAG: #[[LAST_TAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3 + 1, d5 + 1)>
+// CHECK-DAG: #[[FIRST_WEIGHT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2 + 2, d4 + 2)>
+// CHECK-DAG: #[[LAST_WEIGHT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2, d4)>
+// CHECK-DAG: #[[INTERLEAVED:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3, d2, d5, d4)>
+// CHECK-LABEL: func.func private @generated_conv_backward_input(
+// CHECK-SAME: %[[DY:[^:]+]]: memref<2x4x8x8xf32>, %[[W:[^:]+]]: memref<4x3x3xf32>, %[[DX:[^:]+]]: memref<2x4x8x2x8x2xf32>, %[[DYP:[^:]+]]: memref<2x4x9x9xf32>, %[[WP:[^:]+]]: memref<4x4x4xf32> {llvm.noalias})
+// CHECK: loop.nest outs(%[[DYP]] : {{.*}})
+// CHECK: loop.nest ins(%[[DY]] : {{.*}}) outs(%[[DYP]] : {{.*}})
+// CHECK: loop.nest outs(%[[WP]] : {{.*}})
+// CHECK: loop.nest ins(%[[W]] : {{.*}}) outs(%[[WP]] : {{.*}})
+// CHECK: loop.nest ins(%[[DYP]], %[[DYP]], %[[DYP]], %[[DYP]], %[[WP]], %[[WP]], %[[WP]], %[[WP]] : {{.*}}) outs(%[[DX]] : memref<2x4x8x2x8x2xf32>) domain = [2, 4, 2, 8, 2, 8] schedule = <parallel = -1, tile = [1, 1, 1, 1, 2, 8], vectorize = true> attributes {indexing_maps = [#[[FIRST_TAP]], #{{[^ ]+}}, #{{[^ ]+}}, #[[LAST_TAP]], #[[FIRST_WEIGHT]], #{{[^ ]+}}, #{{[^ ]+}}, #[[LAST_WEIGHT]], #[[INTERLEAVED]]]
+// CHECK-NOT: loop.nest
+func.func @depthwise_phases(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %dx: memref<2x4x16x16xf32>) {
+  kernel.launch "graph.conv_backward_input"(%dy, %w) -> (%dx) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 4 : i64, input_shape = array<i64: 2, 4, 16, 16>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}} : (memref<2x4x8x8xf32>, memref<4x1x3x3xf32>) -> memref<2x4x16x16xf32>
+  return
+}
+
+// -----
+
 // argmax: the row maxima in a scratch buffer, then the first position that
 // holds the maximum (or a NaN maximum's NaN) as a min-reduction of the
 // positions along the axis (10: none yet).

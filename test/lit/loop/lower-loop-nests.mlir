@@ -330,3 +330,28 @@ func.func private @channel_scale(%x: memref<8x48xf32>, %w: memref<48xf32>, %y: m
   }
   return
 }
+
+// -----
+
+// A tile written transposed (a strided depthwise input gradient's two
+// phases of 16 positions, interleaved along the output's rows): the tile
+// is transposed in registers and stored as one contiguous vector, not
+// row by row (rows of 2).
+// CHECK-LABEL: func.func @interleave_phases_nest0(
+// CHECK: vector.transpose {{.*}} : vector<2x16xf32> to vector<16x2xf32>
+// CHECK: vector.shape_cast {{.*}} : vector<16x2xf32> to vector<32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, memref<1x32xf32
+// CHECK-NOT: vector.transfer_write
+#phase_in = affine_map<(d0, d1, d2) -> (d0, d2)>
+#phase_w = affine_map<(d0, d1, d2) -> (d1)>
+#phase_out = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+func.func private @interleave_phases(%x: memref<4x16xf32>, %w: memref<2xf32>, %y: memref<4x16x2xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x, %w : memref<4x16xf32>, memref<2xf32>) outs(%y : memref<4x16x2xf32>)
+      domain = [4, 2, 16] schedule = #loop.schedule<parallel = -1, tile = [1, 2, 16], vectorize = true>
+      attributes {indexing_maps = [#phase_in, #phase_w, #phase_out], iterators = ["parallel", "parallel", "parallel"]} {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %t = arith.mulf %a, %s : f32
+    loop.yield %t : f32
+  }
+  return
+}
