@@ -440,19 +440,35 @@ std::optional<GradientPhases> gradientPhases(const ConvGeometry &g,
 
 /// dx by phases (above), or failure (nothing built) where the geometry
 /// does not split into phases of whole vectors.
+/// Every spatial dim's phases, if the convolution is strided and each dim
+/// splits into phases.
+std::optional<SmallVector<GradientPhases>>
+inputGradientPhases(const ConvGeometry &g) {
+  if (llvm::all_of(g.strides, [](int64_t s) { return s == 1; }))
+    return std::nullopt;
+  SmallVector<GradientPhases> phases;
+  for (unsigned k = 0; k < g.rank(); ++k) {
+    std::optional<GradientPhases> dim = gradientPhases(g, k);
+    if (!dim)
+      return std::nullopt;
+    phases.push_back(*dim);
+  }
+  return phases;
+}
+
+/// The tap index of the padded weight read by tap q of phase r along dim
+/// k (r the domain's dim `phase`).
+AffineExpr phaseWeightIndex(const ConvGeometry &g,
+                            ArrayRef<GradientPhases> phases, unsigned k,
+                            AffineExpr phase, int64_t q) {
+  return phase + phases[k].first - g.strides[k] * q;
+}
+
 LogicalResult phasedInputGradient(KernelBuilder &kb, const ConvGeometry &g,
+                                  ArrayRef<GradientPhases> phases,
                                   Value gradOutput, Value weight) {
   MLIRContext *context = kb.builder.getContext();
   unsigned rank = g.rank();
-  if (rank == 0 || llvm::all_of(g.strides, [](int64_t s) { return s == 1; }))
-    return failure();
-  SmallVector<GradientPhases> phases;
-  for (unsigned k = 0; k < rank; ++k) {
-    std::optional<GradientPhases> dim = gradientPhases(g, k);
-    if (!dim)
-      return failure();
-    phases.push_back(*dim);
-  }
   // A tile: every phase of `lanes` positions along the last dim, whole.
   int64_t last = phases.back().positions, lanes = last;
   while (lanes > kb.vectorLanes || last % lanes != 0)
@@ -496,8 +512,8 @@ LogicalResult phasedInputGradient(KernelBuilder &kb, const ConvGeometry &g,
     SmallVector<AffineExpr> read = {batch, channel}, tap = {channel};
     for (unsigned k = 0; k < rank; ++k) {
       read.push_back(affineDim(context, positionDim(k)) + q[k]);
-      tap.push_back(affineDim(context, phaseDim(k)) + phases[k].first -
-                    g.strides[k] * q[k]);
+      tap.push_back(phaseWeightIndex(g, phases, k,
+                                     affineDim(context, phaseDim(k)), q[k]));
     }
     inputs.push_back(dyp);
     maps.push_back(mapOf(context, n, read));
@@ -524,6 +540,89 @@ LogicalResult phasedInputGradient(KernelBuilder &kb, const ConvGeometry &g,
       context, parallel == 0 || parallel == 1 ? parallel : -1, tile,
       /*vectorize=*/true));
   return success();
+}
+
+/// dx by phases, channels-last (planes of rows shorter than half a
+/// vector): over (c, r..., n, i...), a vector of channels at a time, each
+/// phase's taps (weights padded with zeros, [K'..., C], private) staying in
+/// registers over the batch and the phase's positions; the result
+/// [N, H..., C] is copied back to dx [N, C, H...].
+void channelsLastPhases(KernelBuilder &kb, const ConvGeometry &g,
+                        ArrayRef<GradientPhases> phases, Value gradOutput,
+                        Value weight) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  SmallVector<int64_t> extents, leads, ones(rank, 1), wpShape, wpOffsets,
+      tapExtents;
+  SmallVector<int64_t> domain = {g.group};
+  for (const GradientPhases &dim : phases) {
+    extents.push_back(dim.padded);
+    leads.push_back(dim.lead);
+    wpShape.push_back(dim.weightExtent);
+    wpOffsets.push_back(dim.weightLead);
+    tapExtents.push_back(dim.taps);
+  }
+  llvm::append_range(domain, g.strides);
+  domain.push_back(g.batch);
+  for (const GradientPhases &dim : phases)
+    domain.push_back(dim.positions);
+  Value dyp = channelsLastCopy(kb, g, gradOutput, extents, leads, ones);
+  wpShape.push_back(g.group);
+  wpOffsets.push_back(0);
+  Value wp = kb.privateScratch(
+      wpShape, cast<MemRefType>(weight.getType()).getElementType());
+  zeroFill(kb, wp);
+  // wp[t + lead..., c] = w[c, t...].
+  SmallVector<AffineExpr> placed;
+  for (unsigned k = 0; k < rank; ++k)
+    placed.push_back(affineDim(context, 1 + k) + wpOffsets[k]);
+  placed.push_back(affineDim(context, 0));
+  copyTo(kb, weight, wp, mapOf(context, rank + 1, placed));
+
+  // The result [N, H..., C], written as [N, E0, s0, ..., C] (h = s*i + r).
+  Value gradInput = kb.output(0, channelsShape(g, g.input));
+  SmallVector<int64_t> shape = {g.batch}, phased = {g.batch};
+  llvm::append_range(shape, g.input);
+  shape.push_back(g.group);
+  for (auto [k, dim] : llvm::enumerate(phases))
+    phased.append({dim.positions, g.strides[k]});
+  phased.push_back(g.group);
+  Value result =
+      kb.scratch(shape, cast<MemRefType>(gradInput.getType()).getElementType());
+  unsigned n = domain.size();
+  AffineExpr channel = affineDim(context, 0),
+             batch = affineDim(context, 1 + rank);
+  auto phase = [&](unsigned k) { return affineDim(context, 1 + k); };
+  auto position = [&](unsigned k) { return affineDim(context, 2 + rank + k); };
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps, weightMaps;
+  forEachTap(tapExtents, [&](ArrayRef<int64_t> q) {
+    SmallVector<AffineExpr> read = {batch}, tap;
+    for (unsigned k = 0; k < rank; ++k) {
+      read.push_back(position(k) + q[k]);
+      tap.push_back(phaseWeightIndex(g, phases, k, phase(k), q[k]));
+    }
+    read.push_back(channel);
+    tap.push_back(channel);
+    inputs.push_back(dyp);
+    maps.push_back(mapOf(context, n, read));
+    weightMaps.push_back(mapOf(context, n, tap));
+  });
+  int64_t taps = weightMaps.size();
+  inputs.append(taps, wp);
+  llvm::append_range(maps, weightMaps);
+  SmallVector<AffineExpr> write = {batch};
+  for (unsigned k = 0; k < rank; ++k)
+    write.append({position(k), phase(k)});
+  write.push_back(channel);
+  maps.push_back(mapOf(context, n, write));
+  vectorOfChannels(kb, kb.nest(domain, SmallVector<bool>(n, false), inputs,
+                               {kb.scratchView(result, phased)}, maps,
+                               [&](OpBuilder &b, Location loc, ValueRange x) {
+                                 return tapSum(b, loc, x, taps,
+                                               /*fromLast=*/false);
+                               }));
+  copyFromChannelsLast(kb, g, result, gradInput);
 }
 
 } // namespace
@@ -571,9 +670,14 @@ LogicalResult buildDepthwiseConvBackwardInput(KernelBuilder &kb,
   Value weight = kb.input(1, depthwiseWeightShape(g));
   SmallVector<int64_t> domain = channelsShape(g, g.input);
   bool channelsLast = runsChannelsLast(kb, g, g.input);
-  if (!channelsLast &&
-      succeeded(phasedInputGradient(kb, g, gradOutput, weight)))
+  std::optional<SmallVector<GradientPhases>> phases = inputGradientPhases(g);
+  if (phases && !channelsLast &&
+      succeeded(phasedInputGradient(kb, g, *phases, gradOutput, weight)))
     return success();
+  if (phases && channelsLast) {
+    channelsLastPhases(kb, g, *phases, gradOutput, weight);
+    return success();
+  }
   Value gradInput = kb.output(0, domain);
 
   DilatedGradient dyd = dilatedGradient(g);

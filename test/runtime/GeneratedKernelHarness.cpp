@@ -179,6 +179,16 @@ GeneratedRun runGenerated(const OpCase &c) {
   std::vector<void *> pointers;
   for (auto &bytes : storage)
     pointers.push_back(bytes.data());
+  // A scratch view (KernelBuilder::scratchView) is the same memory as the
+  // scratch buffer it views.
+  std::vector<mlir::Value> buffers(launch.getInputs().begin(),
+                                   launch.getInputs().end());
+  llvm::append_range(buffers, launch.getOutputs());
+  llvm::append_range(buffers, launch.getScratch());
+  for (auto [i, buffer] : llvm::enumerate(buffers))
+    if (auto view = buffer.getDefiningOp<kernel::ViewOp>())
+      pointers[i] =
+          pointers[llvm::find(buffers, view.getSource()) - buffers.begin()];
   std::vector<int64_t> blocks;
   for (loop::NestOp nest : kernelFunction.getBody().getOps<loop::NestOp>())
     blocks.push_back(nest.getNumBlocks());

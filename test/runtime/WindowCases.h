@@ -134,13 +134,17 @@ inline std::vector<ConvCase> convCases() {
       // at least 4 per phase): MobileNet's 3x3/2, 5x5/2 with asymmetric
       // padding (rows of 20: tiles of 4), no padding (the gradient read
       // from one row before it), a stride along one dim only, stride 3, a
-      // rank-1 convolution.
+      // rank-1 convolution: rows of vectors; 4x4 planes of 16 channels
+      // (here and among MobileNet's small planes above) run channels-last
+      // on AVX-512.
       {D::F32, {2, 4, 16, 16}, {4, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 4},
       {D::F32, {2, 3, 12, 40}, {3, 1, 5, 5}, {2, 2}, {2, 1, 2, 3}, {1, 1}, 3},
       {D::F32, {2, 4, 8, 32}, {4, 1, 3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 4},
       {D::F32, {2, 3, 5, 32}, {3, 1, 3, 3}, {1, 2}, {1, 1, 1, 1}, {1, 1}, 3},
       {D::F32, {1, 4, 9, 24}, {4, 1, 3, 3}, {3, 3}, {1, 1, 1, 1}, {1, 1}, 4},
       {D::F32, {2, 4, 32}, {4, 1, 3}, {2}, {1, 1}, {1}, 4},
+      // EfficientNet's 5x5/2 over 4x4 planes.
+      {D::F32, {2, 16, 4, 4}, {16, 1, 5, 5}, {2, 2}, {2, 2, 2, 2}, {1, 1}, 16},
   };
 }
 

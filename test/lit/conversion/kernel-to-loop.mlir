@@ -326,6 +326,9 @@ func.func @depthwise_gradients(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>
 // CHECK-DAG: #[[FIRST_WEIGHT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2 + 2, d4 + 2)>
 // CHECK-DAG: #[[LAST_WEIGHT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2, d4)>
 // CHECK-DAG: #[[INTERLEAVED:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3, d2, d5, d4)>
+// CHECK-DAG: #[[CL_TAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d4 + 1, d5 + 1, d0)>
+// CHECK-DAG: #[[CL_WEIGHT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1 + 2, d2 + 2, d0)>
+// CHECK-DAG: #[[CL_OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d4, d1, d5, d2, d0)>
 // CHECK-LABEL: func.func private @generated_conv_backward_input(
 // CHECK-SAME: %[[DY:[^:]+]]: memref<2x4x8x8xf32>, %[[W:[^:]+]]: memref<4x3x3xf32>, %[[DX:[^:]+]]: memref<2x4x8x2x8x2xf32>, %[[DYP:[^:]+]]: memref<2x4x9x9xf32>, %[[WP:[^:]+]]: memref<4x4x4xf32> {llvm.noalias})
 // CHECK: loop.nest outs(%[[DYP]] : {{.*}})
@@ -333,9 +336,18 @@ func.func @depthwise_gradients(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>
 // CHECK: loop.nest outs(%[[WP]] : {{.*}})
 // CHECK: loop.nest ins(%[[W]] : {{.*}}) outs(%[[WP]] : {{.*}})
 // CHECK: loop.nest ins(%[[DYP]], %[[DYP]], %[[DYP]], %[[DYP]], %[[WP]], %[[WP]], %[[WP]], %[[WP]] : {{.*}}) outs(%[[DX]] : memref<2x4x8x2x8x2xf32>) domain = [2, 4, 2, 8, 2, 8] schedule = <parallel = -1, tile = [1, 1, 1, 1, 2, 8], vectorize = true> attributes {indexing_maps = [#[[FIRST_TAP]], #{{[^ ]+}}, #{{[^ ]+}}, #[[LAST_TAP]], #[[FIRST_WEIGHT]], #{{[^ ]+}}, #{{[^ ]+}}, #[[LAST_WEIGHT]], #[[INTERLEAVED]]]
+// Channels-last (4x4 planes): domain (c, r0, r1, n, i0, i1), a vector of
+// channels at a time, each phase's 4 weights in registers (private
+// scratch), the result written through a view [N, E, s, E, s, C] of the
+// channels-last buffer [N, H, W, C] that is copied back.
+// CHECK-LABEL: func.func private @generated_conv_backward_input_0(
+// CHECK-SAME: %[[CL_WP:[^:]+]]: memref<4x4x16xf32> {llvm.noalias}, %[[CL_RESULT:[^:]+]]: memref<2x4x4x16xf32>, %[[CL_VIEW:[^:]+]]: memref<2x2x2x2x2x16xf32> {loop.view_of = 5 : i64})
+// CHECK: loop.nest ins({{.*}}%[[CL_WP]] : {{.*}}) outs(%[[CL_VIEW]] : memref<2x2x2x2x2x16xf32>) domain = [16, 2, 2, 2, 2, 2] schedule = <parallel = -1, tile = [16, 1, 1, 1, 1, 1], vectorize = true> attributes {indexing_maps = [{{.*}}#[[CL_TAP]], #[[CL_WEIGHT]], {{.*}}#[[CL_OUT]]]
+// CHECK: loop.nest ins(%[[CL_RESULT]] : memref<2x4x4x16xf32>) outs(%{{[^ ]+}} : memref<2x16x4x4xf32>)
 // CHECK-NOT: loop.nest
-func.func @depthwise_phases(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %dx: memref<2x4x16x16xf32>) {
+func.func @depthwise_phases(%dy: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %dx: memref<2x4x16x16xf32>, %dys: memref<2x16x2x2xf32>, %ws: memref<16x1x3x3xf32>, %dxs: memref<2x16x4x4xf32>) {
   kernel.launch "graph.conv_backward_input"(%dy, %w) -> (%dx) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 4 : i64, input_shape = array<i64: 2, 4, 16, 16>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}} : (memref<2x4x8x8xf32>, memref<4x1x3x3xf32>) -> memref<2x4x16x16xf32>
+  kernel.launch "graph.conv_backward_input"(%dys, %ws) -> (%dxs) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 16 : i64, input_shape = array<i64: 2, 16, 4, 4>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}} : (memref<2x16x2x2xf32>, memref<16x1x3x3xf32>) -> memref<2x16x4x4xf32>
   return
 }
 
