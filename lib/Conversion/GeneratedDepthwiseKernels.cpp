@@ -456,12 +456,53 @@ inputGradientPhases(const ConvGeometry &g) {
   return phases;
 }
 
-/// The tap index of the padded weight read by tap q of phase r along dim
-/// k (r the domain's dim `phase`).
-AffineExpr phaseWeightIndex(const ConvGeometry &g,
-                            ArrayRef<GradientPhases> phases, unsigned k,
-                            AffineExpr phase, int64_t q) {
-  return phase + phases[k].first - g.strides[k] * q;
+/// The nest over `domain` that writes `output` (dx's phased view, [N, C,
+/// E0, s0, ...], or channels-last [N, E0, s0, ..., C]) with every tap q
+/// of each phase: dyp at (n, i + q...) times the padded weight wp at
+/// (r + first - s*q...), the channel first or, with `channelsLast`, last
+/// in each. `position(k)` and `phase(k)` are the domain's i and r of
+/// spatial dim k.
+loop::NestOp phaseTapNest(KernelBuilder &kb, const ConvGeometry &g,
+                          ArrayRef<GradientPhases> phases,
+                          ArrayRef<int64_t> domain, AffineExpr batch,
+                          AffineExpr channel,
+                          llvm::function_ref<AffineExpr(unsigned)> position,
+                          llvm::function_ref<AffineExpr(unsigned)> phase,
+                          bool channelsLast, Value dyp, Value wp,
+                          Value output) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank(), n = domain.size();
+  // The channel, first or last, around `dims`.
+  auto withChannel = [&](SmallVector<AffineExpr> dims, bool afterBatch) {
+    dims.insert(channelsLast ? dims.end() : dims.begin() + afterBatch, channel);
+    return mapOf(context, n, dims);
+  };
+  SmallVector<int64_t> tapExtents;
+  for (const GradientPhases &dim : phases)
+    tapExtents.push_back(dim.taps);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps, weightMaps;
+  forEachTap(tapExtents, [&](ArrayRef<int64_t> q) {
+    SmallVector<AffineExpr> read = {batch}, tap;
+    for (unsigned k = 0; k < rank; ++k) {
+      read.push_back(position(k) + q[k]);
+      tap.push_back(phase(k) + phases[k].first - g.strides[k] * q[k]);
+    }
+    inputs.push_back(dyp);
+    maps.push_back(withChannel(read, /*afterBatch=*/true));
+    weightMaps.push_back(withChannel(tap, /*afterBatch=*/false));
+  });
+  int64_t taps = weightMaps.size();
+  inputs.append(taps, wp);
+  llvm::append_range(maps, weightMaps);
+  SmallVector<AffineExpr> write = {batch};
+  for (unsigned k = 0; k < rank; ++k)
+    write.append({position(k), phase(k)});
+  maps.push_back(withChannel(write, /*afterBatch=*/true));
+  return kb.nest(domain, SmallVector<bool>(n, false), inputs, {output}, maps,
+                 [&](OpBuilder &b, Location loc, ValueRange x) {
+                   return tapSum(b, loc, x, taps, /*fromLast=*/false);
+                 });
 }
 
 LogicalResult phasedInputGradient(KernelBuilder &kb, const ConvGeometry &g,
@@ -479,7 +520,7 @@ LogicalResult phasedInputGradient(KernelBuilder &kb, const ConvGeometry &g,
   // dx seen as [N, C, E0, s0, ...]; the domain swaps the last pair.
   SmallVector<int64_t> view = {g.batch, g.group}, domain = {g.batch, g.group};
   SmallVector<int64_t> dypShape = {g.batch, g.group}, dypOffsets = {0, 0};
-  SmallVector<int64_t> wpShape = {g.group}, wpOffsets = {0}, tapExtents;
+  SmallVector<int64_t> wpShape = {g.group}, wpOffsets = {0};
   auto phaseDim = [&](unsigned k) { return 2 + k + (k + 1 == rank) * k; };
   auto positionDim = [&](unsigned k) {
     return k + 1 == rank ? 2 * rank + 1 : 1 + rank + k;
@@ -493,7 +534,6 @@ LogicalResult phasedInputGradient(KernelBuilder &kb, const ConvGeometry &g,
     dypOffsets.push_back(dim.lead);
     wpShape.push_back(dim.weightExtent);
     wpOffsets.push_back(dim.weightLead);
-    tapExtents.push_back(dim.taps);
   }
   Value gradInput = kb.output(0, view);
   Value dyp = placedCopy(kb, gradOutput, dypShape, dypOffsets);
@@ -505,33 +545,11 @@ LogicalResult phasedInputGradient(KernelBuilder &kb, const ConvGeometry &g,
   copyTo(kb, weight, wp, offsetIdentity(context, wpOffsets));
 
   unsigned n = domain.size();
-  AffineExpr batch = affineDim(context, 0), channel = affineDim(context, 1);
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps, weightMaps;
-  forEachTap(tapExtents, [&](ArrayRef<int64_t> q) {
-    SmallVector<AffineExpr> read = {batch, channel}, tap = {channel};
-    for (unsigned k = 0; k < rank; ++k) {
-      read.push_back(affineDim(context, positionDim(k)) + q[k]);
-      tap.push_back(phaseWeightIndex(g, phases, k,
-                                     affineDim(context, phaseDim(k)), q[k]));
-    }
-    inputs.push_back(dyp);
-    maps.push_back(mapOf(context, n, read));
-    weightMaps.push_back(mapOf(context, n, tap));
-  });
-  int64_t taps = weightMaps.size();
-  inputs.append(taps, wp);
-  llvm::append_range(maps, weightMaps);
-  SmallVector<AffineExpr> write = {batch, channel};
-  for (unsigned k = 0; k < rank; ++k)
-    write.append(
-        {affineDim(context, positionDim(k)), affineDim(context, phaseDim(k))});
-  maps.push_back(mapOf(context, n, write));
-  loop::NestOp nest =
-      kb.nest(domain, SmallVector<bool>(n, false), inputs, {gradInput}, maps,
-              [&](OpBuilder &b, Location loc, ValueRange x) {
-                return tapSum(b, loc, x, taps, /*fromLast=*/false);
-              });
+  loop::NestOp nest = phaseTapNest(
+      kb, g, phases, domain, affineDim(context, 0), affineDim(context, 1),
+      [&](unsigned k) { return affineDim(context, positionDim(k)); },
+      [&](unsigned k) { return affineDim(context, phaseDim(k)); },
+      /*channelsLast=*/false, dyp, wp, gradInput);
   SmallVector<int64_t> tile(n, 1);
   tile[positionDim(rank - 1)] = lanes;
   tile[phaseDim(rank - 1)] = g.strides[rank - 1];
@@ -552,15 +570,13 @@ void channelsLastPhases(KernelBuilder &kb, const ConvGeometry &g,
                         Value weight) {
   MLIRContext *context = kb.builder.getContext();
   unsigned rank = g.rank();
-  SmallVector<int64_t> extents, leads, ones(rank, 1), wpShape, wpOffsets,
-      tapExtents;
+  SmallVector<int64_t> extents, leads, ones(rank, 1), wpShape, wpOffsets;
   SmallVector<int64_t> domain = {g.group};
   for (const GradientPhases &dim : phases) {
     extents.push_back(dim.padded);
     leads.push_back(dim.lead);
     wpShape.push_back(dim.weightExtent);
     wpOffsets.push_back(dim.weightLead);
-    tapExtents.push_back(dim.taps);
   }
   llvm::append_range(domain, g.strides);
   domain.push_back(g.batch);
@@ -589,39 +605,13 @@ void channelsLastPhases(KernelBuilder &kb, const ConvGeometry &g,
   phased.push_back(g.group);
   Value result =
       kb.scratch(shape, cast<MemRefType>(gradInput.getType()).getElementType());
-  unsigned n = domain.size();
-  AffineExpr channel = affineDim(context, 0),
-             batch = affineDim(context, 1 + rank);
-  auto phase = [&](unsigned k) { return affineDim(context, 1 + k); };
-  auto position = [&](unsigned k) { return affineDim(context, 2 + rank + k); };
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps, weightMaps;
-  forEachTap(tapExtents, [&](ArrayRef<int64_t> q) {
-    SmallVector<AffineExpr> read = {batch}, tap;
-    for (unsigned k = 0; k < rank; ++k) {
-      read.push_back(position(k) + q[k]);
-      tap.push_back(phaseWeightIndex(g, phases, k, phase(k), q[k]));
-    }
-    read.push_back(channel);
-    tap.push_back(channel);
-    inputs.push_back(dyp);
-    maps.push_back(mapOf(context, n, read));
-    weightMaps.push_back(mapOf(context, n, tap));
-  });
-  int64_t taps = weightMaps.size();
-  inputs.append(taps, wp);
-  llvm::append_range(maps, weightMaps);
-  SmallVector<AffineExpr> write = {batch};
-  for (unsigned k = 0; k < rank; ++k)
-    write.append({position(k), phase(k)});
-  write.push_back(channel);
-  maps.push_back(mapOf(context, n, write));
-  vectorOfChannels(kb, kb.nest(domain, SmallVector<bool>(n, false), inputs,
-                               {kb.scratchView(result, phased)}, maps,
-                               [&](OpBuilder &b, Location loc, ValueRange x) {
-                                 return tapSum(b, loc, x, taps,
-                                               /*fromLast=*/false);
-                               }));
+  vectorOfChannels(
+      kb, phaseTapNest(
+              kb, g, phases, domain, affineDim(context, 1 + rank),
+              affineDim(context, 0),
+              [&](unsigned k) { return affineDim(context, 2 + rank + k); },
+              [&](unsigned k) { return affineDim(context, 1 + k); },
+              /*channelsLast=*/true, dyp, wp, kb.scratchView(result, phased)));
   copyFromChannelsLast(kb, g, result, gradInput);
 }
 
