@@ -4,10 +4,11 @@
 Counts the dense ops only: graph.gemm and graph.matmul (2 M N K) and
 graph.conv (2 x output elements x input channels per group x kernel area);
 elementwise ops, normalization, pooling, softmax and the optimizer are left
-out. A training step is taken as 3x the forward count (forward, gradient of
-the input, gradient of the weight, each as large as the forward), the usual
-approximation; it overcounts slightly where no input gradient is needed
-(the first layer, the embedding)."""
+out. A training step counts each dense op's forward once more for each of
+its two product operands that needs a gradient, one that depends on a
+parameter: 3x for a layer after the first (input and weight gradients), 2x
+for a first layer, whose input gradient no framework computes (the MLP's
+first layer is most of its products)."""
 import math
 import re
 
@@ -21,9 +22,23 @@ def shape(tensor_type):
     return [None if d == "?" else int(d) for d in tensor_type.split("x")[:-1]]
 
 
-def forward_flops(graph_text):
-    """Dense-op flops of the forward function in `graph_text`."""
-    total = 0
+PARAMETER = re.compile(r'(%arg\d+): tensor<[^>]*> \{[^}]*graph\.role = "parameter"')
+ASSIGNMENT = re.compile(
+    r"^\s*(?P<results>%\w+(?::\d+)?(?:, %\w+)*) = [\w.]+(?P<operands>[^{:]*)", re.M)
+VALUE = re.compile(r"%[\w]+")
+
+
+def needs_gradient(graph_text):
+    """The forward's values that depend on a parameter, by SSA name."""
+    depends = set(PARAMETER.findall(graph_text))
+    for match in ASSIGNMENT.finditer(graph_text):
+        if depends.intersection(VALUE.findall(match.group("operands"))):
+            depends.update(VALUE.findall(match.group("results")))
+    return depends
+
+
+def dense_ops(graph_text):
+    """(flops of the forward op, its product operands) for every dense op."""
     for match in DENSE_OP.finditer(graph_text):
         op = match.group(1)
         operands = [shape(t) for t in re.findall(r"tensor<([^>]*)>", match.group("operands"))]
@@ -39,9 +54,16 @@ def forward_flops(graph_text):
             group = re.search(r"group = (\d+)", attrs)
             per_group = weight[1] or a[1] // int(group.group(1) if group else 1)
             k = per_group * math.prod(weight[2:])
-        total += 2 * math.prod(result) * k
-    return total
+        names = VALUE.findall(graph_text[match.end(1):match.start("operands") - 1])
+        yield 2 * math.prod(result) * k, names[:2]
+
+
+def forward_flops(graph_text):
+    """Dense-op flops of the forward function in `graph_text`."""
+    return sum(flops for flops, _ in dense_ops(graph_text))
 
 
 def training_flops(graph_text):
-    return 3 * forward_flops(graph_text)
+    depends = needs_gradient(graph_text)
+    return sum(flops * (1 + sum(name.split("#")[0] in depends for name in operands))
+               for flops, operands in dense_ops(graph_text))
