@@ -459,6 +459,37 @@ LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
     if (failed(applyPatternsGreedily(function, std::move(patterns))))
       return nest.emitError("cannot store its transposed tiles");
   }
+  // A tile read transposed whose last two dims are the buffer's, its rows
+  // read whole (the phases of a strided input, split from its rows): one
+  // contiguous load, then the transpose in registers, instead of a load per
+  // element. Only those reads and what they become are rewritten.
+  SmallVector<Operation *> transposedReads;
+  function.walk([&](vector::TransferReadOp read) {
+    auto type = dyn_cast<MemRefType>(read.getBase().getType());
+    AffineMap map = read.getPermutationMap();
+    unsigned rank = map.getNumResults();
+    if (!type || !type.hasStaticShape() || rank < 2 || read.getMask() ||
+        isa<vector::MaskOp>(read->getParentOp()))
+      return;
+    unsigned dims = map.getNumDims();
+    if (map.getResult(rank - 1) != getAffineDimExpr(dims - 2, context) ||
+        map.getResult(rank - 2) != getAffineDimExpr(dims - 1, context) ||
+        read.getVectorType().getDimSize(rank - 2) != type.getShape().back())
+      return;
+    transposedReads.push_back(read);
+  });
+  if (!transposedReads.empty()) {
+    RewritePatternSet patterns(context);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateDropUnitDimWithShapeCastPatterns(patterns);
+    vector::populateFlattenVectorTransferPatterns(patterns);
+    vector::ShapeCastOp::getCanonicalizationPatterns(patterns, context);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    if (failed(applyOpPatternsGreedily(transposedReads, std::move(patterns),
+                                       config)))
+      return nest.emitError("cannot load its transposed tiles");
+  }
   limitUnrolling(function);
   return success();
 }

@@ -257,11 +257,14 @@ func.func @centre_tap_gradient(%g: memref<8x4x1x1xf32>, %dw: memref<8x4x3x3xf32>
 // A depthwise convolution (one channel per group): the zero-padded input
 // (a fill and a copy), then every tap in one vectorized nest, each tap's
 // input a shifted view of it and its weight a broadcast, with the bias.
-// With strides, a scalar pass first splits the padded input into phases
-// ([N, C, s, E, s, E]), so that each tap reads a contiguous row.
+// With strides, a pass first splits the padded input into phases
+// ([N, C, s, E, s, E]), so that each tap reads a contiguous row: it reads
+// the padded input seen as [N, C, E, s, E, s] (a view of the same scratch)
+// in tiles of [s, E] transposed (--trainc-lower-loop-nests loads each
+// tile's row whole and deinterleaves it in registers).
 // CHECK-DAG: #[[LAST_TAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 + 2, d3 + 2)>
 // CHECK-DAG: #[[LAST_WEIGHT:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, 2, 2)>
-// CHECK-DAG: #[[SPLIT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3 * 2 + d2, d5 * 2 + d4)>
+// CHECK-DAG: #[[SPLIT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3, d2, d5, d4)>
 // CHECK-DAG: #[[PHASE_TAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, d2 + 1, 0, d3 + 1)>
 // CHECK-LABEL: func.func private @generated_conv(
 // CHECK: loop.nest outs(%[[XP:[^ ]+]] : memref<2x4x10x10xf32>) domain = [2, 4, 10, 10]
@@ -269,8 +272,10 @@ func.func @centre_tap_gradient(%g: memref<8x4x1x1xf32>, %dw: memref<8x4x3x3xf32>
 // CHECK: loop.nest ins(%[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[W:[^ ]+]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %{{[^ ]+}} : {{.*}}) outs(%{{[^ ]+}} : memref<2x4x8x8xf32>) domain = [2, 4, 8, 8] schedule = <parallel = -1, tile = [1, 1, 1, 16], vectorize = true> attributes {indexing_maps = [{{.*}}#[[LAST_TAP]], {{.*}}#[[LAST_WEIGHT]], #{{[^ ]+}}, #{{[^ ]+}}]
 // CHECK-NOT: loop.nest
 // CHECK-LABEL: func.func private @generated_conv_0(
-// CHECK-COUNT-2: loop.nest
-// CHECK: loop.nest ins(%{{[^ ]+}} : memref<2x4x10x10xf32>) outs(%[[PHASES:[^ ]+]] : memref<2x4x2x5x2x5xf32>) domain = [2, 4, 2, 5, 2, 5] schedule = <parallel = -1, tile = [1, 1, 1, 1, 1, 1], vectorize = false> attributes {indexing_maps = [#[[SPLIT]], #{{[^ ]+}}]
+// CHECK-SAME: %[[PADDED:[^:]+]]: memref<2x4x10x10xf32>, %[[VIEW:[^:]+]]: memref<2x4x5x2x5x2xf32> {loop.view_of = 3 : i64}
+// CHECK: loop.nest outs(%[[PADDED]] : memref<2x4x10x10xf32>)
+// CHECK: loop.nest ins(%{{[^ ]+}} : memref<2x4x8x8xf32>) outs(%[[PADDED]] : memref<2x4x10x10xf32>)
+// CHECK: loop.nest ins(%[[VIEW]] : memref<2x4x5x2x5x2xf32>) outs(%[[PHASES:[^ ]+]] : memref<2x4x2x5x2x5xf32>) domain = [2, 4, 2, 5, 2, 5] schedule = <parallel = -1, tile = [1, 1, 1, 1, 2, 5], vectorize = true> attributes {indexing_maps = [#[[SPLIT]], #{{[^ ]+}}]
 // CHECK: loop.nest ins(%[[PHASES]], {{.*}} outs(%{{[^ ]+}} : memref<2x4x4x4xf32>) domain = [2, 4, 4, 4] schedule = <{{.*}}vectorize = true> attributes {indexing_maps = [{{.*}}#[[PHASE_TAP]]
 func.func @depthwise(%x: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %b: memref<4xf32>, %y: memref<2x4x8x8xf32>, %ys: memref<2x4x4x4xf32>) {
   kernel.launch "graph.conv"(%x, %w, %b) -> (%y) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x4x8x8xf32>, memref<4x1x3x3xf32>, memref<4xf32>) -> memref<2x4x8x8xf32>
@@ -281,8 +286,10 @@ func.func @depthwise(%x: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %b: memre
 // -----
 
 // A depthwise weight gradient: one nest whose nine outputs are the taps
-// of dw (constant views), each a sum over the batch and the plane, reduced
-// along the vectors. Planes whose rows are shorter than half a vector run
+// of a row of sums (constant views of private scratch [C, 3, 3, W]), each
+// a sum over the batch and the rows, kept a vector along the row (tile
+// [1, 1, 1, 8]: the whole row, unmasked), then one nest summing each
+// row into dw. Planes whose rows are shorter than half a vector run
 // channels-last: the gradient and the weight are transposed into
 // [N, H, W, C] and [K, K, C] (scalar passes), every tap runs along the
 // channels, and the result is transposed back. Channels-last nests run a
@@ -290,7 +297,9 @@ func.func @depthwise(%x: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %b: memre
 // the plane inside it, writing private scratch (llvm.noalias): LLVM keeps
 // a weight gradient's sums, or the taps' weights, in registers.
 // CHECK-LABEL: func.func private @generated_conv_backward_weight(
-// CHECK: loop.nest ins(%{{[^ ]+}}, %[[XP:[^ ]+]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]] : {{.*}}) outs(%[[DW:[^ ]+]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]], %[[DW]] : {{.*}}) domain = [4, 2, 8, 8] schedule = <{{.*}}vectorize = true> attributes {{{.*}}iterators = ["parallel", "reduction", "reduction", "reduction"]}
+// CHECK-SAME: %[[DW:[^:]+]]: memref<4x3x3xf32>, %{{[^:]+}}: memref<2x4x10x10xf32>, %[[ROWS:[^:]+]]: memref<4x3x3x8xf32> {llvm.noalias})
+// CHECK: loop.nest ins(%{{[^ ]+}}, %[[XP:[^ ]+]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]] : {{.*}}) outs(%[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]] : {{.*}}) domain = [4, 2, 8, 8] schedule = <parallel = -1, tile = [1, 1, 1, 8], vectorize = true> attributes {{{.*}}iterators = ["parallel", "reduction", "reduction", "parallel"]}
+// CHECK: loop.nest ins(%[[ROWS]] : memref<4x3x3x8xf32>) outs(%[[DW]] : memref<4x3x3xf32>) domain = [4, 3, 3, 8] {{.*}}iterators = ["parallel", "parallel", "parallel", "reduction"]
 // CHECK-LABEL: func.func private @generated_conv_backward_weight_0(
 // CHECK-SAME: %[[DWT:[^:]+]]: memref<3x3x16xf32> {llvm.noalias})
 // CHECK: loop.nest ins(%[[DYT2:[^ ]+]], %[[XT:[^ ]+]], {{.*}}) outs(%[[DWT]], {{.*}}) domain = [16, 2, 2, 2] schedule = <parallel = -1, tile = [16, 1, 1, 1], vectorize = true> attributes {{{.*}}iterators = ["parallel", "reduction", "reduction", "reduction"]}

@@ -355,3 +355,25 @@ func.func private @interleave_phases(%x: memref<4x16xf32>, %w: memref<2xf32>, %y
   }
   return
 }
+
+// -----
+
+// A tile read transposed whose rows are the buffer's whole rows (a strided
+// input split into its two phases of 16 positions): one contiguous load of
+// the row, then the transpose in registers, not a load per element.
+// CHECK-LABEL: func.func @deinterleave_phases_nest0(
+// CHECK: vector.transfer_read {{.*}} : memref<1x32xf32{{.*}}>, vector<32xf32>
+// CHECK: vector.shape_cast {{.*}} : vector<32xf32> to vector<16x2xf32>
+// CHECK: vector.transpose {{.*}} : vector<16x2xf32> to vector<2x16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<1x2x16xf32>, memref<1x2x16xf32
+#split_in = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+#split_out = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func private @deinterleave_phases(%x: memref<4x16x2xf32>, %y: memref<4x2x16xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<4x16x2xf32>) outs(%y : memref<4x2x16xf32>)
+      domain = [4, 2, 16] schedule = #loop.schedule<parallel = -1, tile = [1, 2, 16], vectorize = true>
+      attributes {indexing_maps = [#split_in, #split_out], iterators = ["parallel", "parallel", "parallel"]} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
