@@ -257,6 +257,26 @@ void vectorOfChannels(KernelBuilder &kb, loop::NestOp nest) {
       /*vectorize=*/true));
 }
 
+/// Gives `nest` (over (n, c, rows..., columns), every position a sum of
+/// taps) tiles of 4 rows (or 2), whose sums' chains of dependent adds
+/// interleave, and along rows shorter than a vector (8 columns on
+/// AVX-512) one vector of exactly a row: unmasked loads and stores, where
+/// the default tile of a whole vector masked half of it.
+void rowTile(KernelBuilder &kb, loop::NestOp nest) {
+  loop::ScheduleAttr schedule = nest.getSchedule();
+  ArrayRef<int64_t> domain = nest.getDomain();
+  int64_t width = domain.back();
+  if (!schedule.getVectorize() || domain.size() < 4)
+    return;
+  SmallVector<int64_t> tile(schedule.getTile());
+  if (width < kb.vectorLanes && width >= loop::kMinVectorExtent)
+    tile.back() = width;
+  int64_t rows = domain[domain.size() - 2];
+  tile[domain.size() - 2] = rows % 4 == 0 ? 4 : rows % 2 == 0 ? 2 : 1;
+  nest.setScheduleAttr(loop::ScheduleAttr::get(
+      nest.getContext(), schedule.getParallel(), tile, /*vectorize=*/true));
+}
+
 //===----------------------------------------------------------------------===//
 // Channels-last depthwise kernels, for planes whose rows are shorter than
 // half a vector (MobileNet's 2x2 and 4x4 stages at 64 px): along such a
@@ -443,7 +463,7 @@ LogicalResult buildDepthwiseConv(KernelBuilder &kb, const ConvGeometry &g) {
         return source.tapMap(g, n, batch, channel, positions, tap);
       },
       weight, /*flipped=*/false, inputs, maps);
-  tapSumNest(kb, g, domain, inputs, maps, bias, channel, output);
+  rowTile(kb, tapSumNest(kb, g, domain, inputs, maps, bias, channel, output));
   return success();
 }
 
@@ -492,7 +512,8 @@ LogicalResult buildDepthwiseConvBackwardInput(KernelBuilder &kb,
         return mapOf(context, n, window);
       },
       weight, /*flipped=*/true, inputs, maps);
-  tapSumNest(kb, g, domain, inputs, maps, Value(), channel, gradInput);
+  rowTile(kb,
+          tapSumNest(kb, g, domain, inputs, maps, Value(), channel, gradInput));
   return success();
 }
 

@@ -256,8 +256,9 @@ func.func @centre_tap_gradient(%g: memref<8x4x1x1xf32>, %dw: memref<8x4x3x3xf32>
 
 // A depthwise convolution (one channel per group): the zero-padded input
 // (a fill and a copy), then every tap in one vectorized nest, each tap's
-// input a shifted view of it and its weight a broadcast, with the bias.
-// With strides, a pass first splits the padded input into phases
+// input a shifted view of it and its weight a broadcast, with the bias,
+// in tiles of 4 rows (4 chains of adds interleaved) of exactly a row of 8
+// (unmasked, on a target of 16 lanes). With strides, a pass first splits the padded input into phases
 // ([N, C, s, E, s, E]), so that each tap reads a contiguous row: it reads
 // the padded input seen as [N, C, E, s, E, s] (a view of the same scratch)
 // in tiles of [s, E] transposed (--trainc-lower-loop-nests loads each
@@ -269,7 +270,7 @@ func.func @centre_tap_gradient(%g: memref<8x4x1x1xf32>, %dw: memref<8x4x3x3xf32>
 // CHECK-LABEL: func.func private @generated_conv(
 // CHECK: loop.nest outs(%[[XP:[^ ]+]] : memref<2x4x10x10xf32>) domain = [2, 4, 10, 10]
 // CHECK: loop.nest ins(%{{[^ ]+}} : memref<2x4x8x8xf32>) outs(%[[XP]] : memref<2x4x10x10xf32>)
-// CHECK: loop.nest ins(%[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[W:[^ ]+]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %{{[^ ]+}} : {{.*}}) outs(%{{[^ ]+}} : memref<2x4x8x8xf32>) domain = [2, 4, 8, 8] schedule = <parallel = -1, tile = [1, 1, 1, 16], vectorize = true> attributes {indexing_maps = [{{.*}}#[[LAST_TAP]], {{.*}}#[[LAST_WEIGHT]], #{{[^ ]+}}, #{{[^ ]+}}]
+// CHECK: loop.nest ins(%[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[W:[^ ]+]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %{{[^ ]+}} : {{.*}}) outs(%{{[^ ]+}} : memref<2x4x8x8xf32>) domain = [2, 4, 8, 8] schedule = <parallel = -1, tile = [1, 1, 4, 8], vectorize = true> attributes {indexing_maps = [{{.*}}#[[LAST_TAP]], {{.*}}#[[LAST_WEIGHT]], #{{[^ ]+}}, #{{[^ ]+}}]
 // CHECK-NOT: loop.nest
 // CHECK-LABEL: func.func private @generated_conv_0(
 // CHECK-SAME: %[[PADDED:[^:]+]]: memref<2x4x10x10xf32>, %[[VIEW:[^:]+]]: memref<2x4x5x2x5x2xf32> {loop.view_of = 3 : i64}
