@@ -15,16 +15,18 @@
 //                            (one output view per tap)
 //
 // src_t[o] = xp[o*s + t*d], xp the zero-padded input. With strides, xp is
-// first split into phases (phase r of a dim holds xp[j*s + r], in one
-// scalar pass), so that src_t reads phase (t*d mod s) from position
-// o + (t*d div s): contiguous again. A strided input gradient sums each
+// first split into phases (phase r of a dim holds xp[j*s + r]: tiles of a
+// row read whole and deinterleaved in registers), so that src_t reads
+// phase (t*d mod s) from position o + (t*d div s): contiguous again. A strided input gradient sums each
 // phase of dx's positions over its own taps (GeneratedDepthwisePhases.cpp);
 // where the plane does
 // not split into such phases, it reads the stride-dilated gradient dyd,
 // as the general kernel does. Planes whose rows are shorter than half a
 // vector run channels-last instead (below).
-// Sums are f32 (bf16 and f16 are widened; the weight gradient sums in an
-// f32 scratch), taps in row-major order.
+// A weight gradient over rows of up to a few vectors keeps a vector of
+// each tap's sums along the row (in registers) and sums across the row
+// once per channel. Sums are f32 (bf16 and f16 are widened; the weight
+// gradient sums in an f32 scratch), taps in row-major order.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/DepthwiseNests.h"
@@ -102,7 +104,7 @@ DepthwiseSource depthwiseSource(KernelBuilder &kb, const ConvGeometry &g,
   };
   int64_t last = phaseExtents.back(), lanes = std::min(kb.vectorLanes, last);
   while (lanes > loop::kMinVectorExtent &&
-         4 * (roundUp(last, lanes) - last) > last)
+         2 * (roundUp(last, lanes) - last) > last)
     lanes /= 2;
   phaseExtents.back() = roundUp(last, lanes);
   for (unsigned i = 0; i < rank; ++i) {

@@ -33,7 +33,11 @@ def LowerLoopNestsPass : Pass<"trainc-lower-loop-nests", "mlir::ModuleOp"> {
     strided depthwise input gradient, interleaved along dx's rows) is
     transposed in registers and stored as one contiguous vector
     (upstream's transfer permutation and flattening patterns), not row by
-    row. A kernel argument marked `llvm.noalias` (private
+    row. Likewise a tile read transposed whose last two dimensions are the
+    buffer's last two swapped, reading its rows whole (the phases of a
+    strided depthwise input, split from its rows): one contiguous load,
+    then the transpose in registers, instead of a load per element; those
+    patterns rewrite only such reads (and what they become). A kernel argument marked `llvm.noalias` (private
     scratch: `kPrivateScratchAttrName`) keeps the mark on every nest
     function, so that LLVM may keep values of it in registers across
     loops (a reduction's sums). `loop.index`
