@@ -25,6 +25,11 @@ SmallVector<Value> tapSum(OpBuilder &b, Location loc, ValueRange x,
 /// of channels per tile, the other dimensions looping inside it.
 void vectorOfChannels(KernelBuilder &kb, loop::NestOp nest);
 
+/// Gives `nest`, over (n, c, ...) of phases and positions, the vector
+/// tile `tile` (phases along positions), split across threads along the
+/// batch or the channels only (the dims its tiles leave whole).
+void vectorizePhases(loop::NestOp nest, ArrayRef<int64_t> tile);
+
 /// A nest that copies each element of `source` to `target` at `write` (a
 /// permutation of `source`'s dims, with offsets and steps).
 void copyTo(KernelBuilder &kb, Value source, Value target, AffineMap write);

@@ -142,10 +142,7 @@ DepthwiseSource depthwiseSource(KernelBuilder &kb, const ConvGeometry &g,
   SmallVector<int64_t> tile(shape.size(), 1);
   tile[shape.size() - 2] = g.strides.back();
   tile.back() = lanes;
-  int64_t parallel = nest.getSchedule().getParallel();
-  nest.setScheduleAttr(loop::ScheduleAttr::get(
-      context, parallel == 0 || parallel == 1 ? parallel : -1, tile,
-      /*vectorize=*/true));
+  vectorizePhases(nest, tile);
   return {phases, true};
 }
 
@@ -256,6 +253,13 @@ void vectorOfChannels(KernelBuilder &kb, loop::NestOp nest) {
   tile.front() = kb.vectorLanes;
   nest.setScheduleAttr(loop::ScheduleAttr::get(
       nest.getContext(), nest.getSchedule().getParallel() >= 0 ? 0 : -1, tile,
+      /*vectorize=*/true));
+}
+
+void vectorizePhases(loop::NestOp nest, ArrayRef<int64_t> tile) {
+  int64_t parallel = nest.getSchedule().getParallel();
+  nest.setScheduleAttr(loop::ScheduleAttr::get(
+      nest.getContext(), parallel == 0 || parallel == 1 ? parallel : -1, tile,
       /*vectorize=*/true));
 }
 

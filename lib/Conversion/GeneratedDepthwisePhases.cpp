@@ -186,10 +186,7 @@ LogicalResult phasedInputGradient(KernelBuilder &kb, const ConvGeometry &g,
   SmallVector<int64_t> tile(n, 1);
   tile[positionDim(rank - 1)] = lanes;
   tile[phaseDim(rank - 1)] = g.strides[rank - 1];
-  int64_t parallel = nest.getSchedule().getParallel();
-  nest.setScheduleAttr(loop::ScheduleAttr::get(
-      context, parallel == 0 || parallel == 1 ? parallel : -1, tile,
-      /*vectorize=*/true));
+  vectorizePhases(nest, tile);
   return success();
 }
 

@@ -356,6 +356,18 @@ void limitUnrolling(func::FuncOp function) {
     unrolledCost(&op, noUnroll);
 }
 
+/// Upstream's patterns that lower a transfer with a permutation map to a
+/// minor-identity transfer and a transpose in registers, then flatten the
+/// contiguous transfer: one load or store of a transposed tile's rows.
+RewritePatternSet transposedTilePatterns(MLIRContext *context) {
+  RewritePatternSet patterns(context);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateDropUnitDimWithShapeCastPatterns(patterns);
+  vector::populateFlattenVectorTransferPatterns(patterns);
+  vector::ShapeCastOp::getCanonicalizationPatterns(patterns, context);
+  return patterns;
+}
+
 /// Builds @KERNEL_nestINDEX for `nest`.
 LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
   MLIRContext *context = kernel.getContext();
@@ -451,11 +463,7 @@ LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
     permutedWrite |= !write.getPermutationMap().isMinorIdentity();
   });
   if (permutedWrite) {
-    RewritePatternSet patterns(context);
-    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    vector::populateDropUnitDimWithShapeCastPatterns(patterns);
-    vector::populateFlattenVectorTransferPatterns(patterns);
-    vector::ShapeCastOp::getCanonicalizationPatterns(patterns, context);
+    RewritePatternSet patterns = transposedTilePatterns(context);
     if (failed(applyPatternsGreedily(function, std::move(patterns))))
       return nest.emitError("cannot store its transposed tiles");
   }
@@ -479,11 +487,7 @@ LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
     transposedReads.push_back(read);
   });
   if (!transposedReads.empty()) {
-    RewritePatternSet patterns(context);
-    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    vector::populateDropUnitDimWithShapeCastPatterns(patterns);
-    vector::populateFlattenVectorTransferPatterns(patterns);
-    vector::ShapeCastOp::getCanonicalizationPatterns(patterns, context);
+    RewritePatternSet patterns = transposedTilePatterns(context);
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
     if (failed(applyOpPatternsGreedily(transposedReads, std::move(patterns),
