@@ -387,6 +387,30 @@ def Graph_ConvOp : Graph_FunctionalOp<"conv", [Graph_CustomCost, Graph_CastLow, 
   let results = (outs Graph_FloatTensor:$output);
 }
 
+def Graph_ConvMatrixOp : Graph_FunctionalOp<"conv_matrix", [Graph_CustomCost, Graph_CastFollow, Pure, Graph_Differentiable]> {
+  let summary = "A convolution's weight as the dense matrix of its map between two small planes";
+  let description = [{
+    weight: [M, C, K1..Kk]; `input_spatial` [D1..Dk] and `output_spatial`
+    [O1..Ok] are the convolution's input and output planes, `strides` and
+    `pads` (the k begin pads) its window. The result is
+    [M * O1 * .. * Ok, C * D1 * .. * Dk], row (m, o), column (c, i):
+
+      result[(m, o), (c, i)] = weight[m, c, i - o * stride + pad]
+
+    per spatial dim, so that the convolution (group 1, dilation 1) of x
+    [N, C, D...] is x as [N, C * D...] times the transposed result. Every
+    (o, i) pair must read a tap inside the kernel: the matrix has no zero
+    entries, and its products do no more work than the convolution's
+    (3x3 windows, padding 1, over 2x2 planes). Built by
+    `--trainc-convs-as-products`.
+  }];
+  let arguments = (ins Graph_FloatTensor:$weight,
+                       DenseI64ArrayAttr:$input_spatial,
+                       DenseI64ArrayAttr:$output_spatial,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads);
+  let results = (outs Graph_FloatTensor:$output);
+}
+
 def Graph_MaxPoolOp : Graph_FunctionalOp<"max_pool", [Graph_CustomCost, Graph_CastFollow, Pure, Graph_Differentiable]> {
   let summary = "Max pooling over spatial dims (padding is -inf)";
   let arguments = (ins Graph_FloatTensor:$input,

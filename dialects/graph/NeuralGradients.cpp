@@ -96,6 +96,14 @@ LogicalResult ConvOp::buildGradients(OpBuilder &builder, ValueRange grads,
   return success();
 }
 
+LogicalResult ConvMatrixOp::buildGradients(OpBuilder &builder, ValueRange grads,
+                                           SmallVectorImpl<Value> &out) {
+  out.push_back(ConvMatrixBackwardOp::create(
+      builder, getLoc(), grads[0], typeOf(getWeight()).getShape(),
+      getInputSpatial(), getOutputSpatial(), getStrides(), getPads()));
+  return success();
+}
+
 /// z = conv_backward_input(d, w) is linear in d and in w: its adjoint in d
 /// is the convolution itself, and <g, z> = <conv(g, w), d> makes w's
 /// gradient the weight gradient of conv(g, w) against output gradient d.

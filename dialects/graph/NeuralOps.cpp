@@ -207,6 +207,20 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                        adaptor.getDilations(), group, types);
 }
 
+LogicalResult ConvMatrixOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> location,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  RankedTensorType weight = tensorType(adaptor.getWeight());
+  auto matrix = convMatrixShape(
+      location, weight.getShape(), adaptor.getInputSpatial(),
+      adaptor.getOutputSpatial(), adaptor.getStrides(), adaptor.getPads());
+  if (failed(matrix))
+    return failure();
+  types.push_back(weight.clone(*matrix));
+  return success();
+}
+
 LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> location,
                                           Adaptor adaptor,

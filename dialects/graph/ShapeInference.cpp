@@ -54,6 +54,38 @@ std::optional<int64_t> windowOutputSize(int64_t input, int64_t kernel,
   return static_cast<int64_t>(size);
 }
 
+llvm::FailureOr<llvm::SmallVector<int64_t, 2>>
+convMatrixShape(std::optional<Location> location,
+                llvm::ArrayRef<int64_t> weight, llvm::ArrayRef<int64_t> input,
+                llvm::ArrayRef<int64_t> output, llvm::ArrayRef<int64_t> strides,
+                llvm::ArrayRef<int64_t> pads) {
+  size_t spatial = input.size();
+  if (spatial == 0 || weight.size() != spatial + 2 ||
+      output.size() != spatial || strides.size() != spatial ||
+      pads.size() != spatial)
+    return inferenceError(
+        location, "conv_matrix needs a weight [M, C, K...] and one input "
+                  "size, output size, stride and begin pad per spatial dim");
+  if (llvm::any_of(weight, isDynamic))
+    return inferenceError(location, "conv_matrix needs a static weight");
+  llvm::SmallVector<int64_t, 2> shape = {weight[0], weight[1]};
+  for (size_t d = 0; d < spatial; ++d) {
+    if (!readsWholePlane(input[d], output[d], weight[d + 2], strides[d],
+                         pads[d]))
+      return inferenceError(
+          location, "conv_matrix: along spatial dim " + std::to_string(d) +
+                        " a window of " + std::to_string(weight[d + 2]) +
+                        " taps, stride " + std::to_string(strides[d]) +
+                        " and pad " + std::to_string(pads[d]) +
+                        " does not read all " + std::to_string(input[d]) +
+                        " inputs from all " + std::to_string(output[d]) +
+                        " outputs");
+    shape[0] *= output[d];
+    shape[1] *= input[d];
+  }
+  return shape;
+}
+
 std::string formatShape(llvm::ArrayRef<int64_t> shape) {
   std::string text;
   for (size_t i = 0; i < shape.size(); ++i) {

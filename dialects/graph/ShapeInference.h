@@ -47,6 +47,25 @@ inferConvType(std::optional<mlir::Location> location,
               llvm::ArrayRef<int64_t> pads, llvm::ArrayRef<int64_t> dilations,
               int64_t group, llvm::SmallVectorImpl<mlir::Type> &types);
 
+/// Whether a window of `kernel` taps with `stride` and begin pad `pad`
+/// reads every input position i < `input` from every output position
+/// o < `output` through a tap inside the kernel (i - o * stride + pad in
+/// [0, kernel)): the dims along which graph.conv_matrix has no zeros.
+inline bool readsWholePlane(int64_t input, int64_t output, int64_t kernel,
+                            int64_t stride, int64_t pad) {
+  return input >= 1 && output >= 1 && pad - (output - 1) * stride >= 0 &&
+         input - 1 + pad <= kernel - 1;
+}
+
+/// The [M * O..., C * D...] shape of graph.conv_matrix of a weight
+/// [M, C, K...] between planes `input` (D...) and `output` (O...), or an
+/// error at `location`; shared with graph.conv_matrix_backward.
+llvm::FailureOr<llvm::SmallVector<int64_t, 2>>
+convMatrixShape(std::optional<mlir::Location> location,
+                llvm::ArrayRef<int64_t> weight, llvm::ArrayRef<int64_t> input,
+                llvm::ArrayRef<int64_t> output, llvm::ArrayRef<int64_t> strides,
+                llvm::ArrayRef<int64_t> pads);
+
 /// "4x8x?" for messages.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

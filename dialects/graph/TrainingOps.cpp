@@ -116,6 +116,23 @@ LogicalResult GatherElementsBackwardOp::inferReturnTypes(
                     types);
 }
 
+LogicalResult ConvMatrixBackwardOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  auto matrix = convMatrixShape(
+      location, adaptor.getWeightShape(), adaptor.getInputSpatial(),
+      adaptor.getOutputSpatial(), adaptor.getStrides(), adaptor.getPads());
+  if (failed(matrix))
+    return failure();
+  if (tensorType(adaptor.getGradOutput()).getShape() != ArrayRef(*matrix))
+    return inferenceError(location,
+                          "conv_matrix_backward: grad_output must be " +
+                              formatShape(*matrix));
+  ArrayRef<int64_t> shape = adaptor.getWeightShape();
+  return shapedLike(location, shape, adaptor.getGradOutput(), shape.size(),
+                    types);
+}
+
 LogicalResult SliceBackwardOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {

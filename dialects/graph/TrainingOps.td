@@ -131,6 +131,23 @@ def Graph_GatherElementsBackwardOp
   let results = (outs Graph_FloatTensor:$grad_data);
 }
 
+def Graph_ConvMatrixBackwardOp : Graph_BackwardOp<"conv_matrix_backward", [Graph_CastFp32]> {
+  let summary = "Gradient of graph.conv_matrix: each tap's sum over the entries that read it";
+  let description = [{
+    grad_output: [M * O1 * .. * Ok, C * D1 * .. * Dk] (graph.conv_matrix's
+    result); the result has `weight_shape` [M, C, K1..Kk] and sums, for
+    each tap, the entries (m, o), (c, i) with i - o * stride + pad = tap
+    (the convolution's weight gradient from the product's), in the order
+    of o.
+  }];
+  let arguments = (ins Graph_FloatTensor:$grad_output,
+                       DenseI64ArrayAttr:$weight_shape,
+                       DenseI64ArrayAttr:$input_spatial,
+                       DenseI64ArrayAttr:$output_spatial,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads);
+  let results = (outs Graph_FloatTensor:$grad_weight);
+}
+
 def Graph_SliceBackwardOp : Graph_BackwardOp<"slice_backward", [Graph_CastFollow]> {
   let summary = "Gradient of graph.slice: grad_output placed into zeros";
   let arguments = (ins Graph_FloatTensor:$grad_output,

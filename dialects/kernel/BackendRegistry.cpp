@@ -663,6 +663,12 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.gather_backward", "generated", -10, generatedGather},
       {"graph.gather_elements", "generated", -10, generatedGather},
       {"graph.gather_elements_backward", "generated", -10, generatedGather},
+      // A convolution's weight over a small plane as a matrix and its
+      // gradient (--trainc-convs-as-products): copies of each filter's
+      // taps, rows of 2 or 4 elements, which the runtime's kernel moves
+      // at twice the loop nests' speed. On the GPU, or when asked.
+      {"graph.conv_matrix", "generated", -10, always},
+      {"graph.conv_matrix_backward", "generated", -10, allFloat32},
       {"graph.random_mask", "generated", -10, allFloat32Mask},
 
       // Wider exactly tiling windows are read strided, by scalar loops:

@@ -27,8 +27,17 @@
 // convolutions are the exception: GeneratedDepthwiseKernels.cpp, which
 // dispatch prefers to the libraries for some directions and shapes.
 //
+// graph.conv_matrix and its gradient (a convolution over a small plane as
+// a matrix product, --trainc-convs-as-products) are copies: one nest per
+// output position o writes row block o of the matrix, [M, o, C, D...],
+// from the weight's window of taps that o reads (i - o * stride + pad,
+// consecutive along each dim); the gradient zeroes the weight's and adds
+// the blocks back into their windows, in the order of o.
+//
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/ConvGeometry.h"
+
+#include "dialects/graph/ShapeInference.h"
 
 namespace trainc::conversion {
 
@@ -255,6 +264,115 @@ LogicalResult buildConvBackwardWeight(KernelBuilder &kb) {
           {mapOf(context, n, gradient), mapOf(context, n, window),
            mapOf(context, n, result)},
           multiplyAdd);
+  return success();
+}
+
+namespace {
+
+/// graph.conv_matrix's window attributes, checked: every output position
+/// reads every input position through a tap inside the kernel.
+struct ConvMatrixGeometry {
+  SmallVector<int64_t> weight, input, output, strides, pads;
+  unsigned rank() const { return input.size(); }
+  /// The matrix as [M, O..., C, D...].
+  SmallVector<int64_t> blocks() const {
+    SmallVector<int64_t> shape = {weight[0]};
+    llvm::append_range(shape, output);
+    shape.push_back(weight[1]);
+    llvm::append_range(shape, input);
+    return shape;
+  }
+};
+
+FailureOr<ConvMatrixGeometry> convMatrixGeometry(KernelBuilder &kb,
+                                                 ArrayRef<int64_t> weight) {
+  ConvMatrixGeometry g;
+  g.weight.assign(weight.begin(), weight.end());
+  g.input.assign(kb.integers("input_spatial").begin(),
+                 kb.integers("input_spatial").end());
+  g.output.assign(kb.integers("output_spatial").begin(),
+                  kb.integers("output_spatial").end());
+  g.strides.assign(kb.integers("strides").begin(),
+                   kb.integers("strides").end());
+  g.pads.assign(kb.integers("pads").begin(), kb.integers("pads").end());
+  size_t rank = g.input.size();
+  bool fits = rank > 0 && weight.size() == rank + 2 &&
+              g.output.size() == rank && g.strides.size() == rank &&
+              g.pads.size() == rank;
+  for (size_t d = 0; fits && d < rank; ++d)
+    fits = graph::readsWholePlane(g.input[d], g.output[d], weight[d + 2],
+                                  g.strides[d], g.pads[d]);
+  if (!fits)
+    return kb.launch.emitError("the generated ")
+           << kb.launch.getKernel()
+           << " needs a weight [M, C, K...] whose window reads every input "
+              "position from every output position";
+  return g;
+}
+
+/// One nest per output position o over [M, C, D...]: `body` gets the
+/// maps of the weight's window that o reads and of row block o of the
+/// matrix seen as [M, O..., C, D...].
+void forEachBlock(MLIRContext *context, const ConvMatrixGeometry &g,
+                  llvm::function_ref<void(ArrayRef<int64_t> domain,
+                                          AffineMap window, AffineMap block)>
+                      body) {
+  unsigned rank = g.rank(), n = 2 + rank;
+  SmallVector<int64_t> domain = {g.weight[0], g.weight[1]};
+  llvm::append_range(domain, g.input);
+  forEachTap(g.output, [&](ArrayRef<int64_t> o) {
+    SmallVector<AffineExpr> window = {affineDim(context, 0),
+                                      affineDim(context, 1)};
+    SmallVector<AffineExpr> block = {affineDim(context, 0)};
+    for (unsigned d = 0; d < rank; ++d) {
+      window.push_back(affineDim(context, 2 + d) + g.pads[d] -
+                       o[d] * g.strides[d]);
+      block.push_back(getAffineConstantExpr(o[d], context));
+    }
+    block.push_back(affineDim(context, 1));
+    for (unsigned d = 0; d < rank; ++d)
+      block.push_back(affineDim(context, 2 + d));
+    body(domain, mapOf(context, n, window), mapOf(context, n, block));
+  });
+}
+
+} // namespace
+
+LogicalResult buildConvMatrix(KernelBuilder &kb) {
+  auto g = convMatrixGeometry(kb, kb.inputType(0).getShape());
+  if (failed(g))
+    return failure();
+  Value weight = kb.input(0, g->weight);
+  Value matrix = kb.output(0, g->blocks());
+  forEachBlock(
+      kb.builder.getContext(), *g,
+      [&](ArrayRef<int64_t> domain, AffineMap window, AffineMap block) {
+        kb.nest(domain, SmallVector<bool>(domain.size(), false), {weight},
+                {matrix}, {window, block},
+                [](OpBuilder &, Location, ValueRange x) {
+                  return SmallVector<Value>{x[0]};
+                });
+      });
+  return success();
+}
+
+LogicalResult buildConvMatrixBackward(KernelBuilder &kb) {
+  auto g = convMatrixGeometry(kb, kb.integers("weight_shape"));
+  if (failed(g))
+    return failure();
+  Value gradMatrix = kb.input(0, g->blocks());
+  Value gradWeight = kb.output(0, g->weight);
+  zeroFill(kb, gradWeight);
+  forEachBlock(
+      kb.builder.getContext(), *g,
+      [&](ArrayRef<int64_t> domain, AffineMap window, AffineMap block) {
+        kb.nest(domain, SmallVector<bool>(domain.size(), false),
+                {gradMatrix, gradWeight}, {gradWeight}, {block, window, window},
+                [](OpBuilder &b, Location loc, ValueRange x) {
+                  return SmallVector<Value>{
+                      arith::AddFOp::create(b, loc, x[1], x[0])};
+                });
+      });
   return success();
 }
 

@@ -569,6 +569,8 @@ const llvm::StringMap<Builder> &builders() {
     t["graph.avg_pool"] = buildAvgPool;
     t["graph.avg_pool_backward"] = buildAvgPoolBackward;
     t["graph.conv"] = buildConv;
+    t["graph.conv_matrix"] = buildConvMatrix;
+    t["graph.conv_matrix_backward"] = buildConvMatrixBackward;
     t["graph.conv_backward_input"] = buildConvBackwardInput;
     t["graph.conv_backward_weight"] = buildConvBackwardWeight;
     return t;

@@ -438,6 +438,10 @@ LogicalResult buildGatherElementsBackward(KernelBuilder &kb);
 LogicalResult buildConv(KernelBuilder &kb);
 LogicalResult buildConvBackwardInput(KernelBuilder &kb);
 LogicalResult buildConvBackwardWeight(KernelBuilder &kb);
+/// graph.conv_matrix and its gradient: copies of the weight's windows
+/// (GeneratedConvKernels.cpp).
+LogicalResult buildConvMatrix(KernelBuilder &kb);
+LogicalResult buildConvMatrixBackward(KernelBuilder &kb);
 /// graph.random_mask: dropout's mask, Philox4x32-10 as in trainc/Random.h.
 LogicalResult buildRandomMask(KernelBuilder &kb);
 /// graph.matmul (numpy semantics) and graph.gemm.

@@ -340,6 +340,28 @@ KernelResult gatherElementsBackwardKernel(graph::GatherElementsBackwardOp op,
   return result(std::move(gradData));
 }
 
+KernelResult convMatrixBackwardKernel(graph::ConvMatrixBackwardOp op,
+                                      const Values &values) {
+  const HostTensor &gradOutput = values[op.getGradOutput()];
+  ArrayRef<int64_t> weightShape = op.getWeightShape();
+  auto shape = graph::convMatrixShape(
+      std::nullopt, weightShape, op.getInputSpatial(), op.getOutputSpatial(),
+      op.getStrides(), op.getPads());
+  if (failed(shape))
+    return kernelError("conv_matrix_backward: weight shape " +
+                       formatShape(weightShape) + " does not fit the planes");
+  if (auto error = expectShape(gradOutput, *shape, "grad_output"))
+    return std::move(error);
+  HostTensor gradWeight = filled(weightShape);
+  if (auto error = forEachConvMatrixEntry(
+          weightShape, op.getInputSpatial(), op.getOutputSpatial(),
+          op.getStrides(), op.getPads(), [&](int64_t entry, int64_t tap) {
+            gradWeight.data[tap] += gradOutput.data[entry];
+          }))
+    return std::move(error);
+  return result(std::move(gradWeight));
+}
+
 KernelResult sliceBackwardKernel(graph::SliceBackwardOp op,
                                  const Values &values) {
   const HostTensor &gradOutput = values[op.getGradOutput()];
@@ -392,6 +414,7 @@ void registerBackwardKernels(KernelTable &table) {
   table.add<graph::GatherBackwardOp>(gatherBackwardKernel);
   table.add<graph::GatherElementsBackwardOp>(gatherElementsBackwardKernel);
   table.add<graph::SliceBackwardOp>(sliceBackwardKernel);
+  table.add<graph::ConvMatrixBackwardOp>(convMatrixBackwardKernel);
 }
 
 } // namespace trainc::interpreter

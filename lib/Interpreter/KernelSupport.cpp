@@ -290,4 +290,43 @@ void forEachIndex(llvm::ArrayRef<int64_t> shape,
   }
 }
 
+llvm::Error forEachConvMatrixEntry(
+    llvm::ArrayRef<int64_t> weight, llvm::ArrayRef<int64_t> input,
+    llvm::ArrayRef<int64_t> output, llvm::ArrayRef<int64_t> strides,
+    llvm::ArrayRef<int64_t> pads,
+    llvm::function_ref<void(int64_t, int64_t)> visit) {
+  size_t spatial = input.size();
+  if (weight.size() != spatial + 2 || output.size() != spatial ||
+      strides.size() != spatial || pads.size() != spatial)
+    return kernelError("conv_matrix needs a weight [M, C, K...] and one input "
+                       "size, output size, stride and pad per spatial dim");
+  llvm::ArrayRef<int64_t> kernel = weight.drop_front(2);
+  int64_t taps = product(kernel);
+  // The tap of each (output, input) position pair, flat in the kernel.
+  llvm::SmallVector<int64_t> tapOf;
+  bool inside = true;
+  forEachIndex(output, [&](llvm::ArrayRef<int64_t> o) {
+    forEachIndex(input, [&](llvm::ArrayRef<int64_t> i) {
+      int64_t tap = 0;
+      for (size_t d = 0; d < spatial; ++d) {
+        int64_t t = i[d] - o[d] * strides[d] + pads[d];
+        inside &= t >= 0 && t < kernel[d];
+        tap = tap * kernel[d] + t;
+      }
+      tapOf.push_back(tap);
+    });
+  });
+  if (!inside)
+    return kernelError("conv_matrix: an output position reads an input "
+                       "position outside the kernel");
+  int64_t outputs = product(output), inputs = product(input);
+  int64_t entry = 0;
+  for (int64_t m = 0; m < weight[0]; ++m)
+    for (int64_t o = 0; o < outputs; ++o)
+      for (int64_t c = 0; c < weight[1]; ++c)
+        for (int64_t i = 0; i < inputs; ++i)
+          visit(entry++, (m * weight[1] + c) * taps + tapOf[o * inputs + i]);
+  return llvm::Error::success();
+}
+
 } // namespace trainc::interpreter

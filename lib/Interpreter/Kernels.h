@@ -214,6 +214,16 @@ RowStatistics rowStatistics(const HostTensor &input, int64_t row, int64_t size);
 void forEachIndex(llvm::ArrayRef<int64_t> shape,
                   llvm::function_ref<void(llvm::ArrayRef<int64_t>)> body);
 
+/// Calls `visit(entry, tap)` for every entry of graph.conv_matrix's
+/// [M * O..., C * D...] matrix of a weight [M, C, K...], row-major, with
+/// the flat index into the weight of the tap it holds; an error if the
+/// shapes do not fit or a pair reads outside the kernel.
+llvm::Error forEachConvMatrixEntry(
+    llvm::ArrayRef<int64_t> weight, llvm::ArrayRef<int64_t> input,
+    llvm::ArrayRef<int64_t> output, llvm::ArrayRef<int64_t> strides,
+    llvm::ArrayRef<int64_t> pads,
+    llvm::function_ref<void(int64_t, int64_t)> visit);
+
 } // namespace trainc::interpreter
 
 #endif // TRAINC_LIB_INTERPRETER_KERNELS_H

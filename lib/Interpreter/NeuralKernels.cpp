@@ -143,6 +143,24 @@ KernelResult convKernel(graph::ConvOp op, const Values &values) {
   return result(std::move(output));
 }
 
+KernelResult convMatrixKernel(graph::ConvMatrixOp op, const Values &values) {
+  const HostTensor &weight = values[op.getWeight()];
+  auto shape = graph::convMatrixShape(
+      std::nullopt, weight.shape, op.getInputSpatial(), op.getOutputSpatial(),
+      op.getStrides(), op.getPads());
+  if (failed(shape))
+    return kernelError("conv_matrix: weight " + formatShape(weight.shape) +
+                       " does not fit the planes");
+  HostTensor matrix = filled(*shape);
+  if (auto error = forEachConvMatrixEntry(
+          weight.shape, op.getInputSpatial(), op.getOutputSpatial(),
+          op.getStrides(), op.getPads(), [&](int64_t entry, int64_t tap) {
+            matrix.data[entry] = weight.data[tap];
+          }))
+    return std::move(error);
+  return result(std::move(matrix));
+}
+
 /// Runs `body(planeIndex, outputPosition, outputFlat)` over every output
 /// element of a pooling op on [N, C, D...]; planes are (n, c) pairs.
 template <typename Body>
@@ -358,6 +376,7 @@ void registerNeuralKernels(KernelTable &table) {
   table.add<graph::MatMulOp>(matmulKernel);
   table.add<graph::GemmOp>(gemmKernel);
   table.add<graph::ConvOp>(convKernel);
+  table.add<graph::ConvMatrixOp>(convMatrixKernel);
   table.add<graph::MaxPoolOp>(maxPoolKernel);
   table.add<graph::AvgPoolOp>(avgPoolKernel);
   table.add<graph::GlobalAvgPoolOp>(globalAvgPoolKernel);

@@ -53,6 +53,41 @@ TEST_CASE("generated conv and its gradients match the interpreter",
   }
 }
 
+TEST_CASE("generated conv_matrix moves taps exactly and its gradient sums "
+          "them",
+          "[generated][conv]") {
+  // 3x3 taps with padding 1 over 2x2 planes (ResNet-18's layer3 at 32 px,
+  // with 40 channels: no multiple of a vector), stride 2 to one position,
+  // 1-d and 3-d.
+  struct MatrixCase {
+    Shape weight, input, output, strides, pads;
+  };
+  for (const MatrixCase &m :
+       {MatrixCase{{6, 40, 3, 3}, {2, 2}, {2, 2}, {1, 1}, {1, 1}},
+        MatrixCase{{4, 3, 3, 3}, {2, 2}, {1, 1}, {2, 2}, {1, 1}},
+        MatrixCase{{3, 2, 5}, {3}, {2}, {2}, {2}},
+        MatrixCase{
+            {2, 3, 3, 3, 3}, {2, 2, 1}, {2, 2, 1}, {1, 1, 1}, {1, 1, 1}}}) {
+    INFO("weight " << formatShape(m.weight) << " over "
+                   << formatShape(m.input));
+    double outputs = product(m.output, 0), inputs = product(m.input, 0);
+    Shape matrix = {m.weight[0] * static_cast<int64_t>(outputs),
+                    m.weight[1] * static_cast<int64_t>(inputs)};
+    std::vector<Attr> attributes = {
+        ints("input_spatial", m.input), ints("output_spatial", m.output),
+        ints("strides", m.strides), ints("pads", m.pads)};
+    checkGeneratedBits({"graph.conv_matrix",
+                        {randomTensor(DType::F32, m.weight)},
+                        {{DType::F32, matrix}},
+                        attributes});
+    attributes.push_back(ints("weight_shape", m.weight));
+    checkGenerated({"graph.conv_matrix_backward",
+                    {randomTensor(DType::F32, matrix)},
+                    {{DType::F32, m.weight}},
+                    attributes},
+                   sumTolerance(outputs), 1e-6);
+  }
+}
 
 TEST_CASE("generated slice and slice_backward move elements exactly",
           "[generated][slice]") {

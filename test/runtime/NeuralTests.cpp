@@ -222,6 +222,43 @@ TEST_CASE("conv in 1, 2 and 3 dims with strides, pads, dilations and groups",
     }
 }
 
+TEST_CASE("conv_matrix and its gradient over small planes", "[neural][conv]") {
+  // (weight, input plane, output plane, strides, pads): 3x3 taps with
+  // padding 1 over 2x2 planes, stride 2 to one position, 1-d, 3-d, and a
+  // 3x4 kernel over a 2x3 plane.
+  struct MatrixCase {
+    Shape weight, input, output, strides, pads;
+  };
+  for (const MatrixCase &m :
+       {MatrixCase{{5, 3, 3, 3}, {2, 2}, {2, 2}, {1, 1}, {1, 1}},
+        MatrixCase{{4, 3, 3, 3}, {2, 2}, {1, 1}, {2, 2}, {1, 1}},
+        MatrixCase{{3, 2, 5}, {3}, {2}, {2}, {2}},
+        MatrixCase{{2, 3, 3, 3, 3}, {2, 2, 1}, {2, 2, 1}, {1, 1, 1}, {1, 1, 1}},
+        MatrixCase{{2, 2, 3, 4}, {2, 3}, {2, 2}, {1, 1}, {1, 1}}})
+    for (DType dtype : {DType::F32, DType::F64}) {
+      INFO("weight " << formatShape(m.weight) << " over "
+                     << formatShape(m.input));
+      int64_t outputs = 1, inputs = 1;
+      for (size_t d = 0; d < m.input.size(); ++d) {
+        outputs *= m.output[d];
+        inputs *= m.input[d];
+      }
+      Shape matrix = {m.weight[0] * outputs, m.weight[1] * inputs};
+      std::vector<Attr> attributes = {
+          ints("input_spatial", m.input), ints("output_spatial", m.output),
+          ints("strides", m.strides), ints("pads", m.pads)};
+      checkOp({"graph.conv_matrix",
+               {randomTensor(dtype, m.weight)},
+               {{dtype, matrix}},
+               attributes});
+      attributes.push_back(ints("weight_shape", m.weight));
+      checkOp({"graph.conv_matrix_backward",
+               {randomTensor(dtype, matrix)},
+               {{dtype, m.weight}},
+               attributes});
+    }
+}
+
 TEST_CASE("max_pool and avg_pool with pads, dilations and ceil_mode",
           "[neural][pool]") {
   for (const PoolCase &c : poolCases()) {

@@ -337,6 +337,18 @@ std::vector<GradientCase> neuralCases() {
        "dilations = array<i64: 1, 2>, group = 2 : i64} : (tensor<2x6x3x4xf64>, "
        "tensor<6x2x3x2xf64>) -> tensor<2x4x6x6xf64>",
        {2, 4, 6, 6}},
+      {"conv_matrix: 3x3 taps, padding 1, over 2x2 planes",
+       {param("w", "3x2x3x3xf64")},
+       "  %y = graph.conv_matrix %w {input_spatial = array<i64: 2, 2>, "
+       "output_spatial = array<i64: 2, 2>, strides = array<i64: 1, 1>, pads = "
+       "array<i64: 1, 1>} : (tensor<3x2x3x3xf64>) -> tensor<12x8xf64>",
+       {12, 8}},
+      {"conv_matrix 1-d: 5 taps, stride 2, over 3 positions",
+       {param("w", "2x3x5xf64")},
+       "  %y = graph.conv_matrix %w {input_spatial = array<i64: 3>, "
+       "output_spatial = array<i64: 2>, strides = array<i64: 2>, pads = "
+       "array<i64: 2>} : (tensor<2x3x5xf64>) -> tensor<4x9xf64>",
+       {4, 9}},
       {"max_pool overlapping windows with padding",
        {param("x", "2x2x7x7xf64")},
        "  %y = graph.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = "
@@ -551,6 +563,72 @@ TEST_CASE("ReLU + max pooling gradients are bit for bit the same with "
         CHECK(std::memcmp(&a, &b, sizeof a) == 0);
       }
   }
+}
+
+TEST_CASE("convolutions over small planes as products of their weight "
+          "matrices (convs-as-products) keep their values and gradients",
+          "[gradient]") {
+  // 3x3 taps with padding 1 over 2x2 planes, with a bias, then a stride-2
+  // one to a 1x1 plane: every output position reads every input position.
+  std::string text =
+      "func.func @forward(" + param("x", "2x4x2x2xf32") + ", " +
+      param("w", "6x4x3x3xf32") + ", " + param("b", "6xf32") + ", " +
+      param("v", "5x6x3x3xf32") +
+      ", %r: tensor<2x5x1x1xf32> {graph.name = \"r\", graph.role = "
+      "\"input\"}) -> tensor<f32> {\n"
+      "  %h = graph.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = "
+      "array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : "
+      "i64} : (tensor<2x4x2x2xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> "
+      "tensor<2x6x2x2xf32>\n"
+      "  %y = graph.conv %h, %v {strides = array<i64: 2, 2>, pads = "
+      "array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : "
+      "i64} : (tensor<2x6x2x2xf32>, tensor<5x6x3x3xf32>) -> "
+      "tensor<2x5x1x1xf32>\n"
+      "  %t = graph.mul %y, %r : (tensor<2x5x1x1xf32>, tensor<2x5x1x1xf32>)"
+      " -> tensor<2x5x1x1xf32>\n"
+      "  %loss = graph.reduce_sum %t {axes = array<i64: 0, 1, 2, 3>, "
+      "keepdims = false} : (tensor<2x5x1x1xf32>) -> tensor<f32>\n"
+      "  return %loss : tensor<f32>\n}\n";
+  auto context = makeContext();
+  auto module = parseModule(*context, text);
+  buildTrainingGraph(*module, "loss=model");
+  std::mt19937 generator(11);
+  auto gradients = module->lookupSymbol<mlir::func::FuncOp>("gradients");
+  REQUIRE(gradients);
+  std::vector<HostTensor> arguments;
+  for (mlir::Type type : gradients.getArgumentTypes().drop_back(2))
+    arguments.push_back(randomTensor(type, generator, -1.0, 1.0));
+  arguments.push_back(scalarI64(0)); // step
+  arguments.push_back(scalarI64(0)); // seed
+  auto before = interpret(gradients, arguments, {});
+  if (!before)
+    FAIL(llvm::toString(before.takeError()));
+
+  mlir::PassManager pm(context.get());
+  pm.addPass(graph::createConvsAsProductsPass());
+  pm.addPass(mlir::createCSEPass());
+  REQUIRE(mlir::succeeded(pm.run(*module)));
+  int convs = 0, matrices = 0, folds = 0;
+  gradients.walk([&](mlir::Operation *op) {
+    convs += mlir::isa<graph::ConvOp, graph::ConvBackwardInputOp,
+                       graph::ConvBackwardWeightOp>(op);
+    matrices += mlir::isa<graph::ConvMatrixOp>(op);
+    folds += mlir::isa<graph::ConvMatrixBackwardOp>(op);
+  });
+  CHECK(convs == 0);
+  CHECK(matrices == 2); // one per weight, shared by its input gradient
+  CHECK(folds == 2);
+  auto after = interpret(gradients, arguments, {});
+  if (!after)
+    FAIL(llvm::toString(after.takeError()));
+  REQUIRE(after->size() == before->size());
+  // The same sums in another order, each rounded to f32 once or twice.
+  for (size_t i = 0; i < before->size(); ++i)
+    for (size_t j = 0; j < (*before)[i].data.size(); ++j) {
+      double a = (*before)[i].data[j], b = (*after)[i].data[j];
+      INFO("result " << i << " element " << j);
+      CHECK(std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(a)));
+    }
 }
 
 TEST_CASE("gradients of the losses match finite differences", "[gradient]") {

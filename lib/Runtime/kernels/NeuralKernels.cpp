@@ -134,6 +134,157 @@ bool convKernel(const Launch &launch, void *const *inputs, void *const *outputs,
 }
 
 //===----------------------------------------------------------------------===//
+// A convolution's weight as a matrix (graph.conv_matrix) and its gradient
+//===----------------------------------------------------------------------===//
+
+/// The geometry of a graph.conv_matrix launch: weight [M, C, K...], the
+/// matrix [M * O..., C * D...], and the kernel tap of each (o, i) pair.
+struct ConvMatrix {
+  Shape weight, matrix;
+  int64_t outputs = 1, inputs = 1, taps = 1;
+  std::vector<int64_t> tapOf; ///< [o * inputs + i], flat in the kernel
+};
+
+bool convMatrixGeometry(const Launch &launch, Shape weight, ConvMatrix &g,
+                        std::string &error) {
+  Attributes attributes(launch);
+  Shape input = attributes.integers("input_spatial");
+  Shape output = attributes.integers("output_spatial");
+  Shape strides = attributes.integers("strides");
+  Shape pads = attributes.integers("pads");
+  if (!attributes.ok(error))
+    return false;
+  size_t spatial = input.size();
+  if (spatial == 0 || weight.size() != spatial + 2 ||
+      output.size() != spatial || strides.size() != spatial ||
+      pads.size() != spatial)
+    return fail(launch, error,
+                "needs a weight [M, C, K...] and one input size, output "
+                "size, stride and pad per spatial dim");
+  g.weight = weight;
+  g.outputs = product(output);
+  g.inputs = product(input);
+  g.taps = product(weight.data() + 2, weight.data() + weight.size());
+  g.matrix = {weight[0] * g.outputs, weight[1] * g.inputs};
+  for (int64_t o = 0; o < g.outputs; ++o)
+    for (int64_t i = 0; i < g.inputs; ++i) {
+      int64_t tap = 0, oRest = o, iRest = i, scale = 1;
+      for (size_t d = spatial; d-- > 0;) {
+        int64_t t = iRest % input[d] - oRest % output[d] * strides[d] + pads[d];
+        if (t < 0 || t >= weight[d + 2])
+          return fail(launch, error,
+                      "an output position reads an input position outside "
+                      "the kernel");
+        tap += t * scale;
+        scale *= weight[d + 2];
+        oRest /= output[d];
+        iRest /= input[d];
+      }
+      g.tapOf.push_back(tap);
+    }
+  return true;
+}
+
+/// Row block (m, o) of the matrix: for each channel c, the `inputs` taps
+/// of w[m, c] that o reads (`taps`), whose count is a constant where it is
+/// known (`Inputs` > 0: 2x2 planes read 4), so that the copies unroll.
+template <int Inputs, typename T>
+void copyBlock(const T *filters, T *block, const int64_t *taps,
+               int64_t channels, int64_t filterSize, int64_t inputs) {
+  int64_t count = Inputs > 0 ? Inputs : inputs;
+  for (int64_t c = 0; c < channels; ++c, filters += filterSize)
+    for (int64_t i = 0; i < count; ++i)
+      block[c * count + i] = filters[taps[i]];
+}
+
+/// Each output channel's filters, as the row blocks of its output
+/// positions: one output channel per task.
+bool convMatrixKernel(const Launch &launch, void *const *inputs,
+                      void *const *outputs, std::string &error) {
+  ConvMatrix g;
+  if (!checkArity(launch, 1, 1, 1, 1, error) ||
+      !convMatrixGeometry(launch, launch.inputs[0].shape, g, error) ||
+      !checkOutput(launch, 0, launch.inputs[0].dtype, g.matrix, error))
+    return false;
+  return withBits(launch, launch.inputs[0].dtype, error, [&](auto tag) {
+    using T = decltype(tag);
+    const T *w = static_cast<const T *>(inputs[0]);
+    T *matrix = static_cast<T *>(outputs[0]);
+    int64_t channels = g.weight[1], blockSize = channels * g.inputs;
+    const int64_t *tapOf = g.tapOf.data();
+#pragma omp parallel for schedule(static) if (g.matrix[0] * g.matrix[1] >=     \
+                                              kParallelElements)
+    for (int64_t m = 0; m < g.weight[0]; ++m)
+      for (int64_t o = 0; o < g.outputs; ++o) {
+        const T *filters = w + m * channels * g.taps;
+        T *block = matrix + (m * g.outputs + o) * blockSize;
+        const int64_t *taps = tapOf + o * g.inputs;
+        if (g.inputs == 4)
+          copyBlock<4>(filters, block, taps, channels, g.taps, 4);
+        else if (g.inputs == 2)
+          copyBlock<2>(filters, block, taps, channels, g.taps, 2);
+        else
+          copyBlock<0>(filters, block, taps, channels, g.taps, g.inputs);
+      }
+    return true;
+  });
+}
+
+constexpr int64_t kChannelGroup = 4;
+
+/// Each tap's sum, in double, over the entries that hold it, in the
+/// order of the output positions: one output channel per task, and per
+/// channel each tap's entries (offsets from the channel's first entry:
+/// o * C * D... + i) summed in turn, with no scatter.
+bool convMatrixBackwardKernel(const Launch &launch, void *const *inputs,
+                              void *const *outputs, std::string &error) {
+  ConvMatrix g;
+  Attributes attributes(launch);
+  Shape weight = attributes.integers("weight_shape");
+  if (!checkArity(launch, 1, 1, 1, 1, error) || !attributes.ok(error) ||
+      !convMatrixGeometry(launch, weight, g, error) ||
+      !checkShape(launch, launch.inputs[0], g.matrix, "grad_output", error) ||
+      !checkOutput(launch, 0, launch.inputs[0].dtype, weight, error))
+    return false;
+  int64_t channels = g.weight[1], blockSize = channels * g.inputs;
+  // The entries of each tap, in the order of o: [first[t], first[t + 1]).
+  std::vector<int64_t> first(g.taps + 1, 0), entries(g.tapOf.size());
+  for (int64_t tap : g.tapOf)
+    ++first[tap + 1];
+  for (int64_t t = 0; t < g.taps; ++t)
+    first[t + 1] += first[t];
+  std::vector<int64_t> next(first.begin(), first.end() - 1);
+  for (int64_t o = 0; o < g.outputs; ++o)
+    for (int64_t i = 0; i < g.inputs; ++i)
+      entries[next[g.tapOf[o * g.inputs + i]]++] = o * blockSize + i;
+  return withFloat(launch, launch.inputs[0].dtype, error, [&](auto tag) {
+    using T = decltype(tag);
+    const T *gradMatrix = static_cast<const T *>(inputs[0]);
+    T *gradWeight = static_cast<T *>(outputs[0]);
+#pragma omp parallel for schedule(static) if (g.matrix[0] * g.matrix[1] >=     \
+                                              kParallelElements)
+    for (int64_t m = 0; m < g.weight[0]; ++m)
+      for (int64_t c = 0; c < channels; c += kChannelGroup) {
+        // kChannelGroup channels at a time: independent chains of adds.
+        int64_t group = std::min(kChannelGroup, channels - c);
+        const T *at = gradMatrix + m * g.outputs * blockSize + c * g.inputs;
+        T *filters = gradWeight + (m * channels + c) * g.taps;
+        for (int64_t t = 0; t < g.taps; ++t) {
+          double sums[kChannelGroup] = {};
+          for (int64_t e = first[t]; e < first[t + 1]; ++e)
+            for (int64_t k = 0; k < kChannelGroup; ++k)
+              sums[k] +=
+                  k < group ? static_cast<double>(at[k * g.inputs + entries[e]])
+                            : 0.0;
+          for (int64_t k = 0; k < group; ++k)
+            filters[k * g.taps + t] = static_cast<T>(sums[k]);
+        }
+      }
+    return true;
+  });
+}
+
+//===----------------------------------------------------------------------===//
 // Normalization
 //===----------------------------------------------------------------------===//
 
@@ -280,6 +431,9 @@ void registerNeuralKernels() {
   TRAINC_RT_REGISTER("graph.matmul", ref, matmulKernel);
   TRAINC_RT_REGISTER("graph.gemm", ref, gemmKernel);
   TRAINC_RT_REGISTER("graph.conv", ref, convKernel);
+  TRAINC_RT_REGISTER("graph.conv_matrix", ref, convMatrixKernel);
+  TRAINC_RT_REGISTER("graph.conv_matrix_backward", ref,
+                     convMatrixBackwardKernel);
   TRAINC_RT_REGISTER("graph.batch_norm_training", ref, batchNormTrainingKernel);
   TRAINC_RT_REGISTER("graph.batch_norm_inference", ref,
                      batchNormInferenceKernel);

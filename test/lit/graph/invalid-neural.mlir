@@ -413,3 +413,23 @@ func.func @conv_backward_input_channels(%d: tensor<1x8x3x3xf32>, %w: tensor<8x3x
   %0 = graph.conv_backward_input %d, %w {input_shape = array<i64: 1, 4, 8, 8>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1} : (tensor<1x8x3x3xf32>, tensor<8x3x3x3xf32>) -> tensor<1x4x8x8xf32>
   return
 }
+
+// -----
+
+// A 3x3 window with padding 1 over a 4x4 plane: the corner outputs do not
+// read the far inputs, so the weight's matrix would hold zeros.
+func.func @conv_matrix_plane_too_large(%w: tensor<8x4x3x3xf32>) {
+  // expected-error @+2 {{conv_matrix: along spatial dim 0 a window of 3 taps, stride 1 and pad 1 does not read all 4 inputs from all 4 outputs}}
+  // expected-error @+1 {{'graph.conv_matrix' op failed to infer returned types}}
+  %0 = graph.conv_matrix %w {input_spatial = array<i64: 4, 4>, output_spatial = array<i64: 4, 4>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1>} : (tensor<8x4x3x3xf32>) -> tensor<128x64xf32>
+  return
+}
+
+// -----
+
+func.func @conv_matrix_backward_wrong_matrix(%g: tensor<32x12xf32>) {
+  // expected-error @+2 {{conv_matrix_backward: grad_output must be 32x16}}
+  // expected-error @+1 {{'graph.conv_matrix_backward' op failed to infer returned types}}
+  %0 = graph.conv_matrix_backward %g {weight_shape = array<i64: 8, 4, 3, 3>, input_spatial = array<i64: 2, 2>, output_spatial = array<i64: 2, 2>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1>} : (tensor<32x12xf32>) -> tensor<8x4x3x3xf32>
+  return
+}
