@@ -2,7 +2,10 @@
 `trainc compile MODEL --batch N --emit graph` prints (static shapes).
 
 Counts the dense ops only: graph.gemm and graph.matmul (2 M N K) and
-graph.conv (2 x output elements x input channels per group x kernel area);
+graph.conv (2 x batch x output channels x input channels per group x the
+(output position, kernel tap) pairs that read the input rather than its
+padding: the multiply-adds oneDNN and trainc do; a 3x3 kernel over a 1x1
+plane reads its centre tap only);
 elementwise ops, normalization, pooling, softmax and the optimizer are left
 out. A training step counts each dense op's forward once more for each of
 its two product operands that needs a gradient, one that depends on a
@@ -37,6 +40,27 @@ def needs_gradient(graph_text):
     return depends
 
 
+def array_attr(attrs, name, default):
+    found = re.search(name + r" = array<i64(?:: ([^>]*))?>", attrs)
+    if not found:
+        return default
+    return [int(v) for v in (found.group(1) or "").split(",") if v.strip()]
+
+
+def reading_taps(input_plane, kernel, output_plane, attrs):
+    """(output position, tap) pairs of a convolution's window that read
+    the input, not its padding (the product over the spatial dims)."""
+    rank = len(kernel)
+    strides = array_attr(attrs, "strides", [1] * rank)
+    dilations = array_attr(attrs, "dilations", [1] * rank)
+    pads = array_attr(attrs, "pads", [0] * 2 * rank)
+    pairs = 1
+    for d in range(rank):
+        pairs *= sum(1 for o in range(output_plane[d]) for k in range(kernel[d])
+                     if 0 <= o * strides[d] - pads[d] + k * dilations[d] < input_plane[d])
+    return pairs
+
+
 def dense_ops(graph_text):
     """(flops of the forward op, its product operands) for every dense op."""
     for match in DENSE_OP.finditer(graph_text):
@@ -46,16 +70,17 @@ def dense_ops(graph_text):
         a = operands[0]
         attrs = match.group("attrs") or ""
         if op == "gemm":
-            k = a[0] if "trans_a = true" in attrs else a[1]
+            flops = 2 * math.prod(result) * (a[0] if "trans_a = true" in attrs else a[1])
         elif op == "matmul":
-            k = a[-1]
+            flops = 2 * math.prod(result) * a[-1]
         else:  # conv: weight is Cout x Cin/group x kernel...
             weight = operands[1]
             group = re.search(r"group = (\d+)", attrs)
             per_group = weight[1] or a[1] // int(group.group(1) if group else 1)
-            k = per_group * math.prod(weight[2:])
+            flops = (2 * result[0] * result[1] * per_group *
+                     reading_taps(a[2:], weight[2:], result[2:], attrs))
         names = VALUE.findall(graph_text[match.end(1):match.start("operands") - 1])
-        yield 2 * math.prod(result) * k, names[:2]
+        yield flops, names[:2]
 
 
 def forward_flops(graph_text):

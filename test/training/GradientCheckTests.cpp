@@ -569,25 +569,26 @@ TEST_CASE("convolutions over small planes as products of their weight "
           "matrices (convs-as-products) keep their values and gradients",
           "[gradient]") {
   // 3x3 taps with padding 1 over 2x2 planes, with a bias, then a stride-2
-  // one to a 1x1 plane: every output position reads every input position.
+  // one to a 1x1 plane: every output position reads every input position
+  // (a batch of 32: the pass's smallest).
   std::string text =
-      "func.func @forward(" + param("x", "2x4x2x2xf32") + ", " +
+      "func.func @forward(" + param("x", "32x4x2x2xf32") + ", " +
       param("w", "6x4x3x3xf32") + ", " + param("b", "6xf32") + ", " +
       param("v", "5x6x3x3xf32") +
-      ", %r: tensor<2x5x1x1xf32> {graph.name = \"r\", graph.role = "
+      ", %r: tensor<32x5x1x1xf32> {graph.name = \"r\", graph.role = "
       "\"input\"}) -> tensor<f32> {\n"
       "  %h = graph.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = "
       "array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : "
-      "i64} : (tensor<2x4x2x2xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> "
-      "tensor<2x6x2x2xf32>\n"
+      "i64} : (tensor<32x4x2x2xf32>, tensor<6x4x3x3xf32>, tensor<6xf32>) -> "
+      "tensor<32x6x2x2xf32>\n"
       "  %y = graph.conv %h, %v {strides = array<i64: 2, 2>, pads = "
       "array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : "
-      "i64} : (tensor<2x6x2x2xf32>, tensor<5x6x3x3xf32>) -> "
-      "tensor<2x5x1x1xf32>\n"
-      "  %t = graph.mul %y, %r : (tensor<2x5x1x1xf32>, tensor<2x5x1x1xf32>)"
-      " -> tensor<2x5x1x1xf32>\n"
+      "i64} : (tensor<32x6x2x2xf32>, tensor<5x6x3x3xf32>) -> "
+      "tensor<32x5x1x1xf32>\n"
+      "  %t = graph.mul %y, %r : (tensor<32x5x1x1xf32>, tensor<32x5x1x1xf32>)"
+      " -> tensor<32x5x1x1xf32>\n"
       "  %loss = graph.reduce_sum %t {axes = array<i64: 0, 1, 2, 3>, "
-      "keepdims = false} : (tensor<2x5x1x1xf32>) -> tensor<f32>\n"
+      "keepdims = false} : (tensor<32x5x1x1xf32>) -> tensor<f32>\n"
       "  return %loss : tensor<f32>\n}\n";
   auto context = makeContext();
   auto module = parseModule(*context, text);

@@ -79,11 +79,16 @@ bool isProduct(ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
 /// The window of a convolution in matrix form (group 1, dilation 1, f32
 /// and a static weight; every output position reads every input position
 /// through a tap inside the kernel; a matrix at most kMatrixGrowth times
-/// the weight): graph.conv_matrix's attributes.
+/// the weight; a static batch of at least kMatrixRows):
+/// graph.conv_matrix's attributes.
 struct MatrixForm {
   SmallVector<int64_t> input, output, strides, pads;
 };
 constexpr int64_t kMatrixGrowth = 2;
+/// The matrix and its gradient move about 5 x kMatrixGrowth times the
+/// weight's bytes that the convolution does not; the products repay that
+/// where each matrix entry meets enough rows of the batch.
+constexpr int64_t kMatrixRows = 32;
 
 std::optional<MatrixForm>
 matrixForm(ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
@@ -92,7 +97,8 @@ matrixForm(ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
            Type element) {
   size_t rank = input.size();
   if (rank < 3 || weight.size() != rank || output.size() != rank ||
-      group != 1 || ShapedType::isDynamic(weight[0]) || weight[1] != input[1] ||
+      group != 1 || ShapedType::isDynamic(weight[0]) ||
+      ShapedType::isDynamic(input[0]) || input[0] < kMatrixRows || weight[1] != input[1] ||
       !element.isF32() || pads.size() != 2 * (rank - 2) ||
       dilations.size() != rank - 2 || strides.size() != rank - 2)
     return std::nullopt;

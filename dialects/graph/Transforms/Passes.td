@@ -155,9 +155,14 @@ def ConvsAsProductsPass : Pass<"trainc-convs-as-products", "mlir::ModuleOp"> {
 
     The products do the convolution's multiply-adds, no more. ResNet-18's
     third stage on 32x32 images (256 channels, batch 32, Zen 4, 2
-    threads): oneDNN 2.6's convolutions take 0.67, 0.52 and 0.80 ms in
+    threads): oneDNN 2.6's convolutions take 0.75, 0.53 and 0.82 ms in
     the three directions, its GEMMs of the same multiply-adds 0.44,
-    0.39 and 0.34 ms.
+    0.39 and 0.33 ms, the matrix and its gradient about 0.25 ms each.
+    Only for a static batch of at least 32: at 16 the GEMMs save 0.23 ms
+    of the convolutions' 1.01, less than the matrix costs. The matrix is
+    kept from the forward pass to the input gradient (ResNet-18 at batch
+    32: arena 18.4 -> 31.0 MB), unless `--memory-budget` has
+    `--trainc-remat-elementwise` build it again there.
   }];
   let dependentDialects = ["::trainc::graph::GraphDialect"];
 }
@@ -317,9 +322,10 @@ def RematElementwisePass
     (the Transformer's arena at batch 16: 24.1 -> 19.9 MB).
 
     With `parameters=true`, copies of the function's arguments (slices,
-    casts, reshapes and transposes of them, or chains of these, such as
-    `--trainc-drop-dead-taps`' slice of a weight's live taps or `--amp`'s
-    bf16 copy of a weight) are recomputed for every far reader, as a
+    casts, reshapes, transposes and weight matrices of them, or chains of
+    these, such as `--trainc-drop-dead-taps`' slice of a weight's live
+    taps, `--amp`'s bf16 copy of a weight or `--trainc-convs-as-products`'
+    `graph.conv_matrix`) are recomputed for every far reader, as a
     kernel of their own: they read the arguments again, which stay in
     memory anyway, instead of keeping the copy alive from the forward
     convolution to its input gradient. `--memory-budget` runs it so too:

@@ -60,12 +60,13 @@ bool isFunction(Operation *op) {
 }
 
 /// A copy of function arguments in another layout or type, such as
-/// --trainc-drop-dead-taps' slice of a weight's live taps or --amp's bf16
-/// copy of a weight (or a chain of such ops): recomputing it reads the
-/// arguments again, which stay in memory anyway. Only with
-/// `parameters=true`.
+/// --trainc-drop-dead-taps' slice of a weight's live taps, --amp's bf16
+/// copy of a weight or --trainc-convs-as-products' matrix of a weight (or
+/// a chain of such ops): recomputing it reads the arguments again, which
+/// stay in memory anyway. Only with `parameters=true`.
 bool isArgumentCopy(Operation *op) {
-  if (!isa_and_nonnull<SliceOp, CastOp, ReshapeOp, TransposeOp>(op))
+  if (!isa_and_nonnull<SliceOp, CastOp, ReshapeOp, TransposeOp, ConvMatrixOp>(
+          op))
     return false;
   return llvm::all_of(op->getOperands(), [](Value v) {
     Operation *def = v.getDefiningOp();

@@ -185,20 +185,19 @@ bool convMatrixGeometry(const Launch &launch, Shape weight, ConvMatrix &g,
   return true;
 }
 
-/// Row block (m, o) of the matrix: for each channel c, the `inputs` taps
-/// of w[m, c] that o reads (`taps`), whose count is a constant where it is
-/// known (`Inputs` > 0: 2x2 planes read 4), so that the copies unroll.
-template <int Inputs, typename T>
-void copyBlock(const T *filters, T *block, const int64_t *taps,
-               int64_t channels, int64_t filterSize, int64_t inputs) {
-  int64_t count = Inputs > 0 ? Inputs : inputs;
-  for (int64_t c = 0; c < channels; ++c, filters += filterSize)
-    for (int64_t i = 0; i < count; ++i)
-      block[c * count + i] = filters[taps[i]];
+/// The taps of 3x3 windows with padding 1 over 2x2 planes, [o][i] (the
+/// geometry of ResNet's and DenseNet's last stages on small images):
+/// with every index a constant, a channel's 9 weights or 9 sums stay in
+/// registers.
+constexpr int64_t kSmallPlaneTaps[16] = {4, 5, 7, 8, 3, 4, 6, 7,
+                                         1, 2, 4, 5, 0, 1, 3, 4};
+bool isSmallPlane(const ConvMatrix &g) {
+  return g.outputs == 4 && g.inputs == 4 && g.taps == 9 &&
+         std::equal(g.tapOf.begin(), g.tapOf.end(), kSmallPlaneTaps);
 }
 
-/// Each output channel's filters, as the row blocks of its output
-/// positions: one output channel per task.
+/// Row blocks (m, o) of the matrix, [C, inputs] each, from filter m's
+/// taps: one output channel per task.
 bool convMatrixKernel(const Launch &launch, void *const *inputs,
                       void *const *outputs, std::string &error) {
   ConvMatrix g;
@@ -206,36 +205,42 @@ bool convMatrixKernel(const Launch &launch, void *const *inputs,
       !convMatrixGeometry(launch, launch.inputs[0].shape, g, error) ||
       !checkOutput(launch, 0, launch.inputs[0].dtype, g.matrix, error))
     return false;
+  bool smallPlane = isSmallPlane(g);
   return withBits(launch, launch.inputs[0].dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *w = static_cast<const T *>(inputs[0]);
     T *matrix = static_cast<T *>(outputs[0]);
     int64_t channels = g.weight[1], blockSize = channels * g.inputs;
     const int64_t *tapOf = g.tapOf.data();
-#pragma omp parallel for schedule(static) if (g.matrix[0] * g.matrix[1] >=     \
+#pragma omp parallel for schedule(static) if (g.matrix[0] * g.matrix[1] >=    \
                                               kParallelElements)
-    for (int64_t m = 0; m < g.weight[0]; ++m)
-      for (int64_t o = 0; o < g.outputs; ++o) {
-        const T *filters = w + m * channels * g.taps;
-        T *block = matrix + (m * g.outputs + o) * blockSize;
-        const int64_t *taps = tapOf + o * g.inputs;
-        if (g.inputs == 4)
-          copyBlock<4>(filters, block, taps, channels, g.taps, 4);
-        else if (g.inputs == 2)
-          copyBlock<2>(filters, block, taps, channels, g.taps, 2);
-        else
-          copyBlock<0>(filters, block, taps, channels, g.taps, g.inputs);
+    for (int64_t m = 0; m < g.weight[0]; ++m) {
+      const T *filters = w + m * channels * g.taps;
+      T *blocks = matrix + m * g.outputs * blockSize;
+      if (smallPlane) {
+        for (int64_t c = 0; c < channels; ++c) {
+          T taps[9];
+          std::copy(filters + c * 9, filters + c * 9 + 9, taps);
+          for (int64_t e = 0; e < 16; ++e)
+            blocks[e / 4 * blockSize + c * 4 + e % 4] =
+                taps[kSmallPlaneTaps[e]];
+        }
+        continue;
       }
+      for (int64_t o = 0; o < g.outputs; ++o)
+        for (int64_t c = 0; c < channels; ++c)
+          for (int64_t i = 0; i < g.inputs; ++i)
+            blocks[o * blockSize + c * g.inputs + i] =
+                filters[c * g.taps + tapOf[o * g.inputs + i]];
+    }
     return true;
   });
 }
 
-constexpr int64_t kChannelGroup = 4;
-
 /// Each tap's sum, in double, over the entries that hold it, in the
-/// order of the output positions: one output channel per task, and per
-/// channel each tap's entries (offsets from the channel's first entry:
-/// o * C * D... + i) summed in turn, with no scatter.
+/// order of the output positions: one output channel per task; its sums
+/// kept as [taps, C] rows that a block's strided columns are added to,
+/// transposed into the filters at the end.
 bool convMatrixBackwardKernel(const Launch &launch, void *const *inputs,
                               void *const *outputs, std::string &error) {
   ConvMatrix g;
@@ -246,40 +251,42 @@ bool convMatrixBackwardKernel(const Launch &launch, void *const *inputs,
       !checkShape(launch, launch.inputs[0], g.matrix, "grad_output", error) ||
       !checkOutput(launch, 0, launch.inputs[0].dtype, weight, error))
     return false;
-  int64_t channels = g.weight[1], blockSize = channels * g.inputs;
-  // The entries of each tap, in the order of o: [first[t], first[t + 1]).
-  std::vector<int64_t> first(g.taps + 1, 0), entries(g.tapOf.size());
-  for (int64_t tap : g.tapOf)
-    ++first[tap + 1];
-  for (int64_t t = 0; t < g.taps; ++t)
-    first[t + 1] += first[t];
-  std::vector<int64_t> next(first.begin(), first.end() - 1);
-  for (int64_t o = 0; o < g.outputs; ++o)
-    for (int64_t i = 0; i < g.inputs; ++i)
-      entries[next[g.tapOf[o * g.inputs + i]]++] = o * blockSize + i;
+  bool smallPlane = isSmallPlane(g);
   return withFloat(launch, launch.inputs[0].dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *gradMatrix = static_cast<const T *>(inputs[0]);
     T *gradWeight = static_cast<T *>(outputs[0]);
-#pragma omp parallel for schedule(static) if (g.matrix[0] * g.matrix[1] >=     \
+    int64_t channels = g.weight[1], blockSize = channels * g.inputs;
+    int64_t filters = channels * g.taps;
+    const int64_t *tapOf = g.tapOf.data();
+#pragma omp parallel for schedule(static) if (g.matrix[0] * g.matrix[1] >=    \
                                               kParallelElements)
-    for (int64_t m = 0; m < g.weight[0]; ++m)
-      for (int64_t c = 0; c < channels; c += kChannelGroup) {
-        // kChannelGroup channels at a time: independent chains of adds.
-        int64_t group = std::min(kChannelGroup, channels - c);
-        const T *at = gradMatrix + m * g.outputs * blockSize + c * g.inputs;
-        T *filters = gradWeight + (m * channels + c) * g.taps;
-        for (int64_t t = 0; t < g.taps; ++t) {
-          double sums[kChannelGroup] = {};
-          for (int64_t e = first[t]; e < first[t + 1]; ++e)
-            for (int64_t k = 0; k < kChannelGroup; ++k)
-              sums[k] +=
-                  k < group ? static_cast<double>(at[k * g.inputs + entries[e]])
-                            : 0.0;
-          for (int64_t k = 0; k < group; ++k)
-            filters[k * g.taps + t] = static_cast<T>(sums[k]);
+    for (int64_t m = 0; m < g.weight[0]; ++m) {
+        const T *blocks = gradMatrix + m * g.outputs * blockSize;
+        T *filter = gradWeight + m * filters;
+        if (smallPlane) {
+          for (int64_t c = 0; c < channels; ++c) {
+            double taps[9] = {};
+            for (int64_t e = 0; e < 16; ++e)
+              taps[kSmallPlaneTaps[e]] += static_cast<double>(
+                  blocks[e / 4 * blockSize + c * 4 + e % 4]);
+            for (int64_t t = 0; t < 9; ++t)
+              filter[c * 9 + t] = static_cast<T>(taps[t]);
+          }
+          continue;
         }
-      }
+        std::vector<double> sums(filters, 0.0);
+        for (int64_t o = 0; o < g.outputs; ++o)
+          for (int64_t i = 0; i < g.inputs; ++i) {
+            double *row = sums.data() + tapOf[o * g.inputs + i] * channels;
+            const T *column = blocks + o * blockSize + i;
+            for (int64_t c = 0; c < channels; ++c)
+              row[c] += static_cast<double>(column[c * g.inputs]);
+          }
+        for (int64_t c = 0; c < channels; ++c)
+          for (int64_t t = 0; t < g.taps; ++t)
+            filter[c * g.taps + t] = static_cast<T>(sums[t * channels + c]);
+    }
     return true;
   });
 }
