@@ -495,6 +495,54 @@ TEST_CASE("gradients of conv, pooling and normalization match finite "
     checkGradients(c);
 }
 
+/// Interprets @gradients of the model `text` (loss=model) on random
+/// arguments in [-2, 2) (each element through `adjust`), runs the passes
+/// `addPasses` adds, hands @gradients to `inspect`, interprets it again
+/// and compares every result element: bit for bit where `tolerance` is 0,
+/// else within `tolerance` times max(1, |before|).
+void checkPassKeepsGradients(
+    const std::string &text, unsigned seed,
+    llvm::function_ref<double(double)> adjust,
+    llvm::function_ref<void(mlir::PassManager &)> addPasses,
+    llvm::function_ref<void(mlir::func::FuncOp)> inspect, double tolerance) {
+  auto context = makeContext();
+  auto module = parseModule(*context, text);
+  buildTrainingGraph(*module, "loss=model");
+  std::mt19937 generator(seed);
+  auto gradients = module->lookupSymbol<mlir::func::FuncOp>("gradients");
+  REQUIRE(gradients);
+  std::vector<HostTensor> arguments;
+  for (mlir::Type type : gradients.getArgumentTypes().drop_back(2)) {
+    HostTensor t = randomTensor(type, generator, -2.0, 2.0);
+    for (double &v : t.data)
+      v = adjust(v);
+    arguments.push_back(t);
+  }
+  arguments.push_back(scalarI64(0)); // step
+  arguments.push_back(scalarI64(0)); // seed
+  auto before = interpret(gradients, arguments, {});
+  if (!before)
+    FAIL(llvm::toString(before.takeError()));
+
+  mlir::PassManager pm(context.get());
+  addPasses(pm);
+  REQUIRE(mlir::succeeded(pm.run(*module)));
+  inspect(gradients);
+  auto after = interpret(gradients, arguments, {});
+  if (!after)
+    FAIL(llvm::toString(after.takeError()));
+  REQUIRE(after->size() == before->size());
+  for (size_t i = 0; i < before->size(); ++i)
+    for (size_t j = 0; j < (*before)[i].data.size(); ++j) {
+      double a = (*before)[i].data[j], b = (*after)[i].data[j];
+      INFO("result " << i << " element " << j);
+      if (tolerance == 0)
+        CHECK(std::memcmp(&a, &b, sizeof a) == 0);
+      else
+        CHECK(std::abs(a - b) <= tolerance * std::max(1.0, std::abs(a)));
+    }
+}
+
 TEST_CASE("ReLU + max pooling gradients are bit for bit the same with "
           "their mask on the pooled gradient (mask-pooled-gradients)",
           "[gradient]") {
@@ -521,47 +569,24 @@ TEST_CASE("ReLU + max pooling gradients are bit for bit the same with "
         "  %loss = graph.reduce_sum %t {axes = array<i64: 0, 1, 2, 3>, "
         "keepdims = false} : (tensor<2x3x3x3xf32>) -> tensor<f32>\n"
         "  return %loss : tensor<f32>\n}\n";
-    auto context = makeContext();
-    auto module = parseModule(*context, text);
-    buildTrainingGraph(*module, "loss=model");
-    std::mt19937 generator(7);
-    auto gradients = module->lookupSymbol<mlir::func::FuncOp>("gradients");
-    REQUIRE(gradients);
-    std::vector<HostTensor> arguments;
-    for (mlir::Type type : gradients.getArgumentTypes().drop_back(2)) {
-      HostTensor t = randomTensor(type, generator, -2.0, 2.0);
-      for (double &v : t.data)
-        v = std::round(v) / 2; // -1, -0.5, 0, 0.5, 1
-      arguments.push_back(t);
-    }
-    arguments.push_back(scalarI64(0)); // step
-    arguments.push_back(scalarI64(0)); // seed
-    auto before = interpret(gradients, arguments, {});
-    if (!before)
-      FAIL(llvm::toString(before.takeError()));
-
-    mlir::PassManager pm(context.get());
-    pm.addPass(graph::createMaskPooledGradientsPass());
-    pm.addPass(mlir::createCSEPass());
-    REQUIRE(mlir::succeeded(pm.run(*module)));
-    // The mask now runs on the pooled gradient.
-    bool maskedPooled = false;
-    gradients.walk([&](graph::WhereOp where) {
-      maskedPooled |=
-          mlir::cast<mlir::RankedTensorType>(where.getType()).getShape() ==
-          llvm::ArrayRef<int64_t>{2, 3, 3, 3};
-    });
-    CHECK(maskedPooled);
-    auto after = interpret(gradients, arguments, {});
-    if (!after)
-      FAIL(llvm::toString(after.takeError()));
-    REQUIRE(after->size() == before->size());
-    for (size_t i = 0; i < before->size(); ++i)
-      for (size_t j = 0; j < (*before)[i].data.size(); ++j) {
-        double a = (*before)[i].data[j], b = (*after)[i].data[j];
-        INFO("result " << i << " element " << j);
-        CHECK(std::memcmp(&a, &b, sizeof a) == 0);
-      }
+    checkPassKeepsGradients(
+        text, 7,
+        [](double v) { return std::round(v) / 2; }, // -1, -0.5, 0, 0.5, 1
+        [](mlir::PassManager &pm) {
+          pm.addPass(graph::createMaskPooledGradientsPass());
+          pm.addPass(mlir::createCSEPass());
+        },
+        [](mlir::func::FuncOp gradients) {
+          // The mask now runs on the pooled gradient.
+          bool maskedPooled = false;
+          gradients.walk([&](graph::WhereOp where) {
+            maskedPooled |= mlir::cast<mlir::RankedTensorType>(where.getType())
+                                .getShape() ==
+                            llvm::ArrayRef<int64_t>{2, 3, 3, 3};
+          });
+          CHECK(maskedPooled);
+        },
+        /*tolerance=*/0);
   }
 }
 
@@ -590,46 +615,26 @@ TEST_CASE("convolutions over small planes as products of their weight "
       "  %loss = graph.reduce_sum %t {axes = array<i64: 0, 1, 2, 3>, "
       "keepdims = false} : (tensor<32x5x1x1xf32>) -> tensor<f32>\n"
       "  return %loss : tensor<f32>\n}\n";
-  auto context = makeContext();
-  auto module = parseModule(*context, text);
-  buildTrainingGraph(*module, "loss=model");
-  std::mt19937 generator(11);
-  auto gradients = module->lookupSymbol<mlir::func::FuncOp>("gradients");
-  REQUIRE(gradients);
-  std::vector<HostTensor> arguments;
-  for (mlir::Type type : gradients.getArgumentTypes().drop_back(2))
-    arguments.push_back(randomTensor(type, generator, -1.0, 1.0));
-  arguments.push_back(scalarI64(0)); // step
-  arguments.push_back(scalarI64(0)); // seed
-  auto before = interpret(gradients, arguments, {});
-  if (!before)
-    FAIL(llvm::toString(before.takeError()));
-
-  mlir::PassManager pm(context.get());
-  pm.addPass(graph::createConvsAsProductsPass());
-  pm.addPass(mlir::createCSEPass());
-  REQUIRE(mlir::succeeded(pm.run(*module)));
-  int convs = 0, matrices = 0, folds = 0;
-  gradients.walk([&](mlir::Operation *op) {
-    convs += mlir::isa<graph::ConvOp, graph::ConvBackwardInputOp,
-                       graph::ConvBackwardWeightOp>(op);
-    matrices += mlir::isa<graph::ConvMatrixOp>(op);
-    folds += mlir::isa<graph::ConvMatrixBackwardOp>(op);
-  });
-  CHECK(convs == 0);
-  CHECK(matrices == 2); // one per weight, shared by its input gradient
-  CHECK(folds == 2);
-  auto after = interpret(gradients, arguments, {});
-  if (!after)
-    FAIL(llvm::toString(after.takeError()));
-  REQUIRE(after->size() == before->size());
-  // The same sums in another order, each rounded to f32 once or twice.
-  for (size_t i = 0; i < before->size(); ++i)
-    for (size_t j = 0; j < (*before)[i].data.size(); ++j) {
-      double a = (*before)[i].data[j], b = (*after)[i].data[j];
-      INFO("result " << i << " element " << j);
-      CHECK(std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(a)));
-    }
+  checkPassKeepsGradients(
+      text, 11, [](double v) { return v / 2; },
+      [](mlir::PassManager &pm) {
+        pm.addPass(graph::createConvsAsProductsPass());
+        pm.addPass(mlir::createCSEPass());
+      },
+      [](mlir::func::FuncOp gradients) {
+        int convs = 0, matrices = 0, folds = 0;
+        gradients.walk([&](mlir::Operation *op) {
+          convs += mlir::isa<graph::ConvOp, graph::ConvBackwardInputOp,
+                             graph::ConvBackwardWeightOp>(op);
+          matrices += mlir::isa<graph::ConvMatrixOp>(op);
+          folds += mlir::isa<graph::ConvMatrixBackwardOp>(op);
+        });
+        CHECK(convs == 0);
+        CHECK(matrices == 2); // one per weight, shared by its input gradient
+        CHECK(folds == 2);
+      },
+      // The same sums in another order, each rounded to f32 once or twice.
+      /*tolerance=*/1e-6);
 }
 
 TEST_CASE("gradients of the losses match finite differences", "[gradient]") {
