@@ -580,9 +580,9 @@ TEST_CASE("ReLU + max pooling gradients are bit for bit the same with "
           // The mask now runs on the pooled gradient.
           bool maskedPooled = false;
           gradients.walk([&](graph::WhereOp where) {
-            maskedPooled |= mlir::cast<mlir::RankedTensorType>(where.getType())
-                                .getShape() ==
-                            llvm::ArrayRef<int64_t>{2, 3, 3, 3};
+            maskedPooled |=
+                mlir::cast<mlir::RankedTensorType>(where.getType())
+                    .getShape() == llvm::ArrayRef<int64_t>{2, 3, 3, 3};
           });
           CHECK(maskedPooled);
         },

@@ -98,9 +98,10 @@ matrixForm(ArrayRef<int64_t> input, ArrayRef<int64_t> weight,
   size_t rank = input.size();
   if (rank < 3 || weight.size() != rank || output.size() != rank ||
       group != 1 || ShapedType::isDynamic(weight[0]) ||
-      ShapedType::isDynamic(input[0]) || input[0] < kMatrixRows || weight[1] != input[1] ||
-      !element.isF32() || pads.size() != 2 * (rank - 2) ||
-      dilations.size() != rank - 2 || strides.size() != rank - 2)
+      ShapedType::isDynamic(input[0]) || input[0] < kMatrixRows ||
+      weight[1] != input[1] || !element.isF32() ||
+      pads.size() != 2 * (rank - 2) || dilations.size() != rank - 2 ||
+      strides.size() != rank - 2)
     return std::nullopt;
   MatrixForm form;
   int64_t pairs = 1, taps = 1;

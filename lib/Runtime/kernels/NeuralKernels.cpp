@@ -212,7 +212,7 @@ bool convMatrixKernel(const Launch &launch, void *const *inputs,
     T *matrix = static_cast<T *>(outputs[0]);
     int64_t channels = g.weight[1], blockSize = channels * g.inputs;
     const int64_t *tapOf = g.tapOf.data();
-#pragma omp parallel for schedule(static) if (g.matrix[0] * g.matrix[1] >=    \
+#pragma omp parallel for schedule(static) if (g.matrix[0] * g.matrix[1] >=     \
                                               kParallelElements)
     for (int64_t m = 0; m < g.weight[0]; ++m) {
       const T *filters = w + m * channels * g.taps;
@@ -259,33 +259,33 @@ bool convMatrixBackwardKernel(const Launch &launch, void *const *inputs,
     int64_t channels = g.weight[1], blockSize = channels * g.inputs;
     int64_t filters = channels * g.taps;
     const int64_t *tapOf = g.tapOf.data();
-#pragma omp parallel for schedule(static) if (g.matrix[0] * g.matrix[1] >=    \
+#pragma omp parallel for schedule(static) if (g.matrix[0] * g.matrix[1] >=     \
                                               kParallelElements)
     for (int64_t m = 0; m < g.weight[0]; ++m) {
-        const T *blocks = gradMatrix + m * g.outputs * blockSize;
-        T *filter = gradWeight + m * filters;
-        if (smallPlane) {
-          for (int64_t c = 0; c < channels; ++c) {
-            double taps[9] = {};
-            for (int64_t e = 0; e < 16; ++e)
-              taps[kSmallPlaneTaps[e]] += static_cast<double>(
-                  blocks[e / 4 * blockSize + c * 4 + e % 4]);
-            for (int64_t t = 0; t < 9; ++t)
-              filter[c * 9 + t] = static_cast<T>(taps[t]);
-          }
-          continue;
+      const T *blocks = gradMatrix + m * g.outputs * blockSize;
+      T *filter = gradWeight + m * filters;
+      if (smallPlane) {
+        for (int64_t c = 0; c < channels; ++c) {
+          double taps[9] = {};
+          for (int64_t e = 0; e < 16; ++e)
+            taps[kSmallPlaneTaps[e]] +=
+                static_cast<double>(blocks[e / 4 * blockSize + c * 4 + e % 4]);
+          for (int64_t t = 0; t < 9; ++t)
+            filter[c * 9 + t] = static_cast<T>(taps[t]);
         }
-        std::vector<double> sums(filters, 0.0);
-        for (int64_t o = 0; o < g.outputs; ++o)
-          for (int64_t i = 0; i < g.inputs; ++i) {
-            double *row = sums.data() + tapOf[o * g.inputs + i] * channels;
-            const T *column = blocks + o * blockSize + i;
-            for (int64_t c = 0; c < channels; ++c)
-              row[c] += static_cast<double>(column[c * g.inputs]);
-          }
-        for (int64_t c = 0; c < channels; ++c)
-          for (int64_t t = 0; t < g.taps; ++t)
-            filter[c * g.taps + t] = static_cast<T>(sums[t * channels + c]);
+        continue;
+      }
+      std::vector<double> sums(filters, 0.0);
+      for (int64_t o = 0; o < g.outputs; ++o)
+        for (int64_t i = 0; i < g.inputs; ++i) {
+          double *row = sums.data() + tapOf[o * g.inputs + i] * channels;
+          const T *column = blocks + o * blockSize + i;
+          for (int64_t c = 0; c < channels; ++c)
+            row[c] += static_cast<double>(column[c * g.inputs]);
+        }
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t t = 0; t < g.taps; ++t)
+          filter[c * g.taps + t] = static_cast<T>(sums[t * channels + c]);
     }
     return true;
   });
