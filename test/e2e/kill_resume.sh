@@ -15,12 +15,13 @@ rm -rf "$work" && mkdir -p "$work/data"
 "$trainc" compile "$source/models/mlp.onnx" --batch 32 --optimizer adam \
   --lr 0.001 -o "$work/libmlp.so"
 epochs=40
-run() {
-  "$trainc" train "$work/libmlp.so" --data "$work/data" --epochs "$epochs" \
-    --seed 5 --threads 1 "$@"
-}
+# An array, not a shell function: `function &` would run trainc as the child
+# of a subshell, and `kill -9 $!` would kill the subshell and leave trainc
+# running on (and writing the checkpoint beside the next run).
+run=("$trainc" train "$work/libmlp.so" --data "$work/data" --epochs "$epochs"
+  --seed 5 --threads 1)
 start=$(date +%s%N)
-run --save "$work/straight.onnx" > /dev/null
+"${run[@]}" --save "$work/straight.onnx" > /dev/null
 # Kills land anywhere in a run: up to its whole length.
 span_ms=$((($(date +%s%N) - start) / 1000000 + 1))
 
@@ -33,8 +34,8 @@ for ((i = 0; i < kills; ++i)); do
     resume=(--resume "$work/run.ckpt")
     resumed=$((resumed + 1))
   fi
-  run "${resume[@]}" --checkpoint "$work/run.ckpt" --save "$work/run.onnx" \
-    > /dev/null 2>&1 &
+  "${run[@]}" "${resume[@]}" --checkpoint "$work/run.ckpt" \
+    --save "$work/run.onnx" > /dev/null 2>&1 &
   pid=$!
   delay=$((RANDOM * span_ms / 32768))
   sleep "$((delay / 1000)).$(printf '%03d' $((delay % 1000)))"
@@ -47,7 +48,8 @@ done
 strays_before=$(ls "$work" | grep -c '\.tmp\.' || true)
 resume=()
 if [ -e "$work/run.ckpt" ]; then resume=(--resume "$work/run.ckpt"); fi
-run "${resume[@]}" --checkpoint "$work/run.ckpt" --save "$work/run.onnx" > /dev/null
+"${run[@]}" "${resume[@]}" --checkpoint "$work/run.ckpt" \
+  --save "$work/run.onnx" > /dev/null
 strays=$(ls "$work" | grep '\.tmp\.' || true)
 if [ -n "$strays" ]; then
   echo "temporary files left behind: $strays"
