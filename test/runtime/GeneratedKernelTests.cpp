@@ -471,3 +471,88 @@ TEST_CASE("generated adagrad_update is bit-identical to the interpreter",
                        0.0);
   }
 }
+
+/// `full` with `window` placed at `starts` and zeros elsewhere (`into`
+/// true), or the window at `starts` of `full` (`into` false), for 4-D
+/// shapes.
+static HostTensor placeWindow(const HostTensor &full, const HostTensor &window,
+                              const Shape &starts, bool into) {
+  HostTensor result = into ? full : window;
+  if (into)
+    std::fill(result.data.begin(), result.data.end(), 0.0);
+  const Shape &f = full.shape, &w = window.shape;
+  for (int64_t a = 0; a < w[0]; ++a)
+    for (int64_t b = 0; b < w[1]; ++b)
+      for (int64_t i = 0; i < w[2]; ++i)
+        for (int64_t j = 0; j < w[3]; ++j) {
+          int64_t at = ((a * w[1] + b) * w[2] + i) * w[3] + j;
+          int64_t in =
+              (((a + starts[0]) * f[1] + b + starts[1]) * f[2] + i + starts[2]) *
+                  f[3] +
+              j + starts[3];
+          if (into)
+            result.data[in] = window.data[at];
+          else
+            result.data[at] = full.data[in];
+        }
+  return result;
+}
+
+TEST_CASE("generated windowed updates, and the window copy they write",
+          "[generated]") {
+  // --trainc-window-updates gives an update the window of a gradient that
+  // is zero elsewhere (`gradient_starts`); --trainc-keep-weight-copies
+  // makes it also write that window of the updated parameter
+  // (`window_copy`). The centre tap, a 2x2 window, and 589,824 elements
+  // (3 chunks of rows).
+  struct Window {
+    Shape full, window, starts;
+  };
+  for (const Window &w :
+       {Window{{8, 4, 3, 3}, {8, 4, 1, 1}, {0, 0, 1, 1}},
+        Window{{8, 4, 3, 3}, {8, 4, 2, 2}, {0, 0, 1, 1}},
+        Window{{1024, 64, 3, 3}, {1024, 64, 1, 1}, {0, 0, 1, 1}}}) {
+    INFO(formatShape(w.full) << " window " << formatShape(w.window));
+    HostTensor param = randomTensor(DType::F32, w.full);
+    HostTensor grad = randomTensor(DType::F32, w.window);
+    HostTensor padded = placeWindow(param, grad, w.starts, true);
+    HostTensor state = randomTensor(DType::F32, w.full, 0.0, 0.01);
+    HostTensor rate = tensor(DType::F32, {}, {0.05});
+    HostTensor step = tensor(DType::I64, {}, {3.0});
+    struct Update {
+      std::string op;
+      std::vector<HostTensor> inputs; // gradient second
+      std::vector<Attr> attributes;
+      size_t outputs;
+    };
+    for (const Update &u :
+         {Update{"graph.sgd_update",
+                 {param, grad, rate, step, state},
+                 {real("momentum", 0.9), flag("nesterov", true)},
+                 2},
+          Update{"graph.adam_update",
+                 {param, grad, state, state, rate, step},
+                 {flag("decoupled", true), real("weight_decay", 0.01)},
+                 3}}) {
+      INFO(u.op);
+      OpCase reference{u.op, u.inputs, {}, u.attributes};
+      reference.inputs[1] = padded;
+      reference.results.assign(u.outputs, Result{DType::F32, w.full});
+      std::vector<HostTensor> expected = interpretCase(reference);
+      for (bool copy : {false, true}) {
+        OpCase windowed{u.op, u.inputs, reference.results, u.attributes};
+        windowed.attributes.push_back(ints("gradient_starts", w.starts));
+        if (copy) {
+          windowed.attributes.push_back(flag("window_copy", true));
+          windowed.results.push_back({DType::F32, w.window});
+        }
+        GeneratedRun run = runGenerated(windowed);
+        for (size_t i = 0; i < u.outputs; ++i)
+          checkClose(run.outputs[i], expected[i], 0.0);
+        if (copy)
+          checkClose(run.outputs.back(),
+                     placeWindow(expected[0], grad, w.starts, false), 0.0);
+      }
+    }
+  }
+}

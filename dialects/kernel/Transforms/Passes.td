@@ -160,7 +160,7 @@ def ScheduleUpdatesPass : Pass<"trainc-schedule-updates", "mlir::ModuleOp"> {
 }
 def KeepWeightCopiesPass
     : Pass<"trainc-keep-weight-copies", "mlir::ModuleOp"> {
-  let summary = "Keeps the low-precision copy of each weight across steps";
+  let summary = "Keeps the low-precision copy (or live taps) of each weight across steps";
   let description = [{
     Under `--amp bf16` (or fp16) `@train_step` casts each f32 master
     weight to the products' precision as it starts, reading every weight
@@ -177,6 +177,16 @@ def KeepWeightCopiesPass
     parameter into its copy: the runtime runs it before a step after the
     parameters changed from outside (a session opened, a checkpoint
     loaded, a parameter set). The same values, bit for bit.
+
+    A parameter without casts whose live taps are sliced
+    (`--trainc-drop-dead-taps`: generated `graph.slice`, unit steps) and
+    whose generated update reads the gradient of the same window
+    (`gradient_starts`, in place) keeps the slice the same way, in f32
+    too: argument `NAME.window`, written by the update itself (option
+    `window_copy`: its last output, a chunk of rows at a time while the
+    chunk is in the cache), or by a slice after the update where the
+    update cannot move below the copy's last reader; the refresh slices
+    it.
   }];
 }
 def BucketAllReducesPass : Pass<"trainc-bucket-all-reduces", "mlir::ModuleOp"> {

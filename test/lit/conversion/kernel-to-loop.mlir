@@ -439,3 +439,24 @@ func.func @window_updates(%w: memref<8x4x3x3xf32>, %g: memref<8x4x1x1xf32>, %lr:
   kernel.launch "graph.sgd_update"(%big, %bg, %lr, %step) -> (%big) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>}} : (memref<1024x64x3x3xf32>, memref<1024x64x1x1xf32>, memref<f32>, memref<i64>) -> (memref<1024x64x3x3xf32>)
   return
 }
+
+// -----
+
+// `window_copy` (--trainc-keep-weight-copies): after each chunk's update,
+// a nest over the chunk's rows copies the window's taps of the updated
+// parameter (the flat output) into the last output, one operand per tap,
+// parallel by rows when the update is: here neither (288 elements).
+// CHECK-DAG: #[[TAP5:.*]] = affine_map<(d0) -> (d0 * 9 + 5)>
+// CHECK-DAG: #[[TAP8:.*]] = affine_map<(d0) -> (d0 * 9 + 8)>
+// CHECK-DAG: #[[COPY0:.*]] = affine_map<(d0) -> (d0 * 4)>
+// CHECK-DAG: #[[COPY3:.*]] = affine_map<(d0) -> (d0 * 4 + 3)>
+// CHECK-LABEL: func.func private @generated_sgd_update(
+// CHECK-SAME: %[[PARAM:[a-z0-9]+]]: memref<288xf32>, %[[COPY:[a-z0-9]+]]: memref<128xf32>
+// CHECK: loop.nest {{.*}} domain = [32, 9]
+// CHECK: loop.nest {{.*}} domain = [288]
+// CHECK: loop.nest ins(%[[PARAM]], %[[PARAM]], %[[PARAM]], %[[PARAM]] : {{.*}}) outs(%[[COPY]], %[[COPY]], %[[COPY]], %[[COPY]] : {{.*}}) domain = [32] schedule = <parallel = -1, tile = [{{.*}}], vectorize = false> attributes {indexing_maps = [#{{.*}}, #[[TAP5]], #{{.*}}, #[[TAP8]], #[[COPY0]], #{{.*}}, #{{.*}}, #[[COPY3]]]
+// CHECK-NOT: loop.nest
+func.func @window_copy(%w: memref<8x4x3x3xf32>, %g: memref<8x4x2x2xf32>, %lr: memref<f32>, %step: memref<i64>, %c: memref<8x4x2x2xf32>) {
+  kernel.launch "graph.sgd_update"(%w, %g, %lr, %step) -> (%w, %c) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>, window_copy = true}} : (memref<8x4x3x3xf32>, memref<8x4x2x2xf32>, memref<f32>, memref<i64>) -> (memref<8x4x3x3xf32>, memref<8x4x2x2xf32>)
+  return
+}

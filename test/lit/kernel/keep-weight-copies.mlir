@@ -108,3 +108,72 @@ func.func @train_step(%w: memref<8xf32> {graph.name = "w", graph.role = "paramet
   kernel.launch "graph.sgd_update"(%t, %g, %lr, %step) -> (%t) {backend = "generated", options = {}} : (memref<8xf32>, memref<8xf32>, memref<f32>, memref<i64>) -> memref<8xf32>
   return
 }
+
+// -----
+
+// f32: the live taps of w (--trainc-drop-dead-taps' slice, read by the
+// forward and the input gradient) become the copy w.window, written by
+// w's windowed update itself (`window_copy`), which moves down past the
+// input gradient; @refresh_weight_copies slices it. u: the update cannot
+// move past the input gradient (which writes the learning rate, as a
+// stand-in for any conflict): a slice launch after it writes the copy.
+// Left alone: a slice of another window than the update's gradient (v), a
+// slice with a step (t), and an update of the reference backend (r).
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[W:[a-z0-9]+]]: memref<8x4x3x3xf32> {graph.name = "w"
+// CHECK-SAME: %[[U:[a-z0-9]+]]: memref<8x4x3x3xf32> {graph.name = "u"
+// CHECK-SAME: %[[WW:[a-z0-9]+]]: memref<8x4x1x1xf32> {graph.copy_of = "w", graph.name = "w.window", graph.role = "weight_copy"}
+// CHECK-SAME: %[[UW:[a-z0-9]+]]: memref<8x4x1x1xf32> {graph.copy_of = "u", graph.name = "u.window", graph.role = "weight_copy"}
+// CHECK-NOT: graph.copy_of
+// CHECK-NOT: kernel.launch "graph.slice"(%[[W]])
+// CHECK: kernel.launch "graph.conv"(%{{.*}}, %[[WW]])
+// CHECK: kernel.launch "graph.conv_backward_input"(%{{.*}}, %[[WW]])
+// CHECK-NEXT: kernel.launch "graph.sgd_update"(%[[W]], {{.*}}) -> (%[[W]], %{{.*}}, %[[WW]]) {{.*}}options = {gradient_starts = array<i64: 0, 0, 1, 1>, momentum = 9.000000e-01 : f64, window_copy = true}}
+// CHECK: kernel.launch "graph.sgd_update"(%[[U]], {{.*}}) -> (%[[U]]) {
+// CHECK: kernel.launch "graph.conv_backward_input"(%{{.*}}, %[[UW]]) -> (%{{.*}}, %{{.*}})
+// CHECK-NEXT: kernel.launch "graph.slice"(%[[U]]) -> (%[[UW]])
+// CHECK: kernel.launch "graph.slice"(%arg2)
+// CHECK: kernel.launch "graph.slice"(%arg3)
+// CHECK: kernel.launch "graph.slice"(%arg4)
+// CHECK: return
+// CHECK-LABEL: func.func @refresh_weight_copies
+// CHECK-SAME: (%[[RW:[a-z0-9]+]]: memref<8x4x3x3xf32> {graph.name = "w", graph.role = "parameter"}, %[[RU:[a-z0-9]+]]: memref<8x4x3x3xf32> {graph.name = "u", graph.role = "parameter"}, %[[RWW:[a-z0-9]+]]: memref<8x4x1x1xf32> {{.*}}, %[[RUW:[a-z0-9]+]]: memref<8x4x1x1xf32>
+// CHECK-NEXT: kernel.launch "graph.slice"(%[[RW]]) -> (%[[RWW]]) {backend = "generated", options = {starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 1, 1>}}
+// CHECK-NEXT: kernel.launch "graph.slice"(%[[RU]]) -> (%[[RUW]])
+// CHECK-NEXT: return
+func.func @train_step(%w: memref<8x4x3x3xf32> {graph.name = "w", graph.role = "parameter"},
+                      %u: memref<8x4x3x3xf32> {graph.name = "u", graph.role = "parameter"},
+                      %v: memref<8x4x3x3xf32> {graph.name = "v", graph.role = "parameter"},
+                      %t: memref<8x4x3x3xf32> {graph.name = "t", graph.role = "parameter"},
+                      %r: memref<8x4x3x3xf32> {graph.name = "r", graph.role = "parameter"},
+                      %x: memref<2x4x1x1xf32> {graph.name = "x", graph.role = "input"},
+                      %m: memref<8x4x3x3xf32> {graph.name = "w.momentum_buffer", graph.role = "optimizer_state"},
+                      %lr: memref<f32> {graph.name = "learning_rate", graph.role = "learning_rate"},
+                      %step: memref<i64> {graph.name = "step", graph.role = "step"}) {
+  %ws = kernel.alloc : memref<8x4x1x1xf32>
+  kernel.launch "graph.slice"(%w) -> (%ws) {backend = "generated", options = {starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 1, 1>}} : (memref<8x4x3x3xf32>) -> memref<8x4x1x1xf32>
+  %y = kernel.alloc : memref<2x8x1x1xf32>
+  kernel.launch "graph.conv"(%x, %ws) -> (%y) {backend = "dnnl", options = {}} : (memref<2x4x1x1xf32>, memref<8x4x1x1xf32>) -> memref<2x8x1x1xf32>
+  %gw = kernel.alloc : memref<8x4x1x1xf32>
+  kernel.launch "graph.conv_backward_weight"(%y, %x) -> (%gw) {backend = "dnnl", options = {}} : (memref<2x8x1x1xf32>, memref<2x4x1x1xf32>) -> memref<8x4x1x1xf32>
+  kernel.launch "graph.sgd_update"(%w, %gw, %lr, %step, %m) -> (%w, %m) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>, momentum = 9.000000e-01 : f64}} : (memref<8x4x3x3xf32>, memref<8x4x1x1xf32>, memref<f32>, memref<i64>, memref<8x4x3x3xf32>) -> (memref<8x4x3x3xf32>, memref<8x4x3x3xf32>)
+  %dx = kernel.alloc : memref<2x4x1x1xf32>
+  kernel.launch "graph.conv_backward_input"(%y, %ws) -> (%dx) {backend = "dnnl", options = {}} : (memref<2x8x1x1xf32>, memref<8x4x1x1xf32>) -> memref<2x4x1x1xf32>
+
+  %us = kernel.alloc : memref<8x4x1x1xf32>
+  kernel.launch "graph.slice"(%u) -> (%us) {backend = "generated", options = {starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 1, 1>}} : (memref<8x4x3x3xf32>) -> memref<8x4x1x1xf32>
+  kernel.launch "graph.sgd_update"(%u, %gw, %lr, %step) -> (%u) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>}} : (memref<8x4x3x3xf32>, memref<8x4x1x1xf32>, memref<f32>, memref<i64>) -> memref<8x4x3x3xf32>
+  %du = kernel.alloc : memref<2x4x1x1xf32>
+  kernel.launch "graph.conv_backward_input"(%y, %us) -> (%du, %lr) {backend = "dnnl", options = {}} : (memref<2x8x1x1xf32>, memref<8x4x1x1xf32>) -> (memref<2x4x1x1xf32>, memref<f32>)
+
+  %vs = kernel.alloc : memref<8x4x1x1xf32>
+  kernel.launch "graph.slice"(%v) -> (%vs) {backend = "generated", options = {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>}} : (memref<8x4x3x3xf32>) -> memref<8x4x1x1xf32>
+  kernel.launch "graph.sgd_update"(%v, %gw, %lr, %step) -> (%v) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>}} : (memref<8x4x3x3xf32>, memref<8x4x1x1xf32>, memref<f32>, memref<i64>) -> memref<8x4x3x3xf32>
+  %ts = kernel.alloc : memref<8x4x1x1xf32>
+  kernel.launch "graph.slice"(%t) -> (%ts) {backend = "generated", options = {starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 2, 2>}} : (memref<8x4x3x3xf32>) -> memref<8x4x1x1xf32>
+  kernel.launch "graph.sgd_update"(%t, %gw, %lr, %step) -> (%t) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>}} : (memref<8x4x3x3xf32>, memref<8x4x1x1xf32>, memref<f32>, memref<i64>) -> memref<8x4x3x3xf32>
+  %rs = kernel.alloc : memref<8x4x1x1xf32>
+  kernel.launch "graph.slice"(%r) -> (%rs) {backend = "generated", options = {starts = array<i64: 0, 0, 1, 1>, steps = array<i64: 1, 1, 1, 1>}} : (memref<8x4x3x3xf32>) -> memref<8x4x1x1xf32>
+  kernel.launch "graph.sgd_update"(%r, %gw, %lr, %step) -> (%r) {backend = "reference", options = {gradient_starts = array<i64: 0, 0, 1, 1>}} : (memref<8x4x3x3xf32>, memref<8x4x1x1xf32>, memref<f32>, memref<i64>) -> memref<8x4x3x3xf32>
+  return
+}
