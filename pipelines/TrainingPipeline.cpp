@@ -88,8 +88,10 @@ void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
   pm.addPass(kernel::createScheduleUpdatesPass());
   // After the updates moved: the copy is written after its update (moved
   // down to the copy's readers when it may) and fused with it.
-  if (lowering.keepWeightCopies)
+  if (lowering.keepWeightCopies) {
     pm.addPass(kernel::createKeepWeightCopiesPass());
+    pm.addPass(kernel::createCompactWindowUpdatesPass());
+  }
   conversion::KernelToLoopPassOptions toLoop;
   toLoop.vectorLanes = vectorLanes;
   pm.addPass(conversion::createKernelToLoopPass(toLoop));

@@ -96,6 +96,12 @@ inline constexpr llvm::StringLiteral kRoleOptimizerState = "optimizer_state";
 inline constexpr llvm::StringLiteral kRoleWeightCopy = "weight_copy";
 /// Argument attribute of a weight copy: the name of its parameter.
 inline constexpr llvm::StringLiteral kCopyOfAttrName = "graph.copy_of";
+/// Argument attribute of a weight copy that holds the live taps of its
+/// parameter (a window at these starts) for the training steps, which no
+/// longer update the parameter itself (--trainc-compact-window-updates):
+/// the runtime reads the taps from the copy when it reads the parameter.
+inline constexpr llvm::StringLiteral kWindowStartsAttrName =
+    "graph.window_starts";
 /// @gradients' loss scale (dynamic loss scaling).
 inline constexpr llvm::StringLiteral kRoleLossScale = "loss_scale";
 /// Argument attribute: the initial value of a persistent argument that

@@ -654,6 +654,9 @@ emitModelModule(ModuleOp lowered, const WeightStore &weights,
       if (auto master =
               function.getArgAttrOfType<StringAttr>(i, graph::kCopyOfAttrName))
         entry["copy_of"] = master.str();
+      if (auto starts = function.getArgAttrOfType<DenseI64ArrayAttr>(
+              i, graph::kWindowStartsAttrName))
+        entry["window_starts"] = starts.asArrayRef().vec();
       arguments.push_back(std::move(entry));
       persistentNames.insert(name.str());
       if (auto initial = function.getArgAttrOfType<DenseElementsAttr>(

@@ -63,8 +63,7 @@ void copyWindow(KernelBuilder &kb, Value param, int64_t first, int64_t chunk,
   MLIRContext *context = kb.builder.getContext();
   unsigned last = kb.launch.getOutputs().size() - 1;
   int64_t windowTaps = live.size();
-  Value copy =
-      kb.output(last, {kb.outputType(last).getNumElements()});
+  Value copy = kb.output(last, {kb.outputType(last).getNumElements()});
   AffineExpr row = affineDim(context, 0) + first;
   SmallVector<Value> inputs(windowTaps, param), outputs(windowTaps, copy);
   SmallVector<AffineMap> maps;

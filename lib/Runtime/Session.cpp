@@ -62,6 +62,31 @@ static trainc_status outOfMemory(size_t bytes, const std::string &what) {
               "out of memory: " + std::to_string(bytes) + " bytes for " + what);
 }
 
+/// Copies the window `taps` of the row-major tensor of `shape` into
+/// `window` (`into` false), or `window` into it (`into` true).
+static void moveWindow(const WindowTaps &taps,
+                       const std::vector<int64_t> &shape, size_t elementBytes,
+                       char *full, char *window, bool into) {
+  size_t rank = shape.size();
+  int64_t count = 1;
+  for (int64_t extent : taps.shape)
+    count *= extent;
+  std::vector<int64_t> at(rank, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d)
+      offset = offset * shape[d] + taps.starts[d] + at[d];
+    char *outer = full + offset * elementBytes;
+    char *inner = window + i * elementBytes;
+    std::memcpy(into ? outer : inner, into ? inner : outer, elementBytes);
+    for (size_t d = rank; d-- > 0;) {
+      if (++at[d] < taps.shape[d])
+        break;
+      at[d] = 0;
+    }
+  }
+}
+
 trainc_status Session::readDense(const std::string &name, void *dense) const {
   const void *stored = hostData(name);
   if (!stored)
@@ -71,7 +96,29 @@ trainc_status Session::readDense(const std::string &name, void *dense) const {
     std::memcpy(dense, stored, persistent.at(name).second.size());
   else
     layout->second->toDense(stored, dense);
+  // The live taps of a windowed parameter are in its copy, unless the
+  // parameter was set since (the copy is made again before the next step).
+  auto window = windows.find(name);
+  if (window != windows.end() && !copiesStale) {
+    const void *copy = hostData(window->second.copy);
+    if (!copy)
+      return TRAINC_ERROR_DEVICE;
+    const OperandInfo &type = persistent.at(name).first;
+    moveWindow(window->second, type.shape, dtypeSize(type.dtype),
+               static_cast<char *>(dense),
+               const_cast<char *>(static_cast<const char *>(copy)), true);
+  }
   return TRAINC_OK;
+}
+
+void Session::syncWindows() {
+  if (copiesStale)
+    return;
+  for (const auto &[name, taps] : windows) {
+    std::vector<char> dense(persistent.at(name).first.bytes());
+    if (readDense(name, dense.data()) == TRAINC_OK)
+      writeDense(name, dense.data());
+  }
 }
 
 void Session::writeDense(const std::string &name, const void *dense) {
@@ -115,6 +162,8 @@ static bool parseFunction(const nlohmann::json &json, FunctionInfo &function,
     info.type.dtype = *dtype;
     info.type.shape = argument.at("shape").get<std::vector<int64_t>>();
     info.layout = argument.value("layout", int64_t{-1});
+    info.copyOf = argument.value("copy_of", std::string());
+    info.windowStarts = argument.value("window_starts", std::vector<int64_t>());
     function.arguments.push_back(std::move(info));
   }
   return true;
@@ -250,8 +299,12 @@ static trainc_status openSession(const trainc_session_options *options,
                          session.refreshCopies, error))
         return fail(TRAINC_ERROR_INTERNAL, error);
       for (const ArgumentInfo &argument : session.refreshCopies.arguments)
-        if (argument.role == "weight_copy")
+        if (argument.role == "weight_copy") {
           session.weightCopies.insert(argument.name);
+          if (!argument.windowStarts.empty())
+            session.windows[argument.copyOf] = {
+                argument.name, argument.windowStarts, argument.type.shape};
+        }
       // Made from the initial weights before the first step.
       session.copiesStale = !session.weightCopies.empty();
     }
@@ -617,6 +670,10 @@ trainc_status trainc_forward(trainc_session *session,
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
   if (!outputs)
     return fail(TRAINC_ERROR_INVALID_ARGUMENT, "outputs is null");
+  // @eval reads the copies that hold a parameter's live taps.
+  if (!session->windows.empty())
+    if (trainc_status status = refreshWeightCopies(*session))
+      return status;
   return run(*session, session->eval, trainc_model_eval, inputs, num_inputs,
              nullptr, outputs, num_outputs);
 }
@@ -662,11 +719,14 @@ trainc_status trainc_set_parameter(trainc_session *session, const char *name,
   if (!isSavedState(*session, name))
     return fail(TRAINC_ERROR_INVALID_ARGUMENT,
                 std::string("'") + name +
-                    "' is a low-precision copy the library derives from its "
+                    "' is a weight copy the library makes from its "
                     "parameter: set the parameter");
   ArgumentInfo argument{name, "parameter", it->second.first};
   if (trainc_status status = checkTensor(value, argument))
     return status;
+  // The other windowed parameters keep their live taps: into the
+  // parameters, from which every copy is made again.
+  session->syncWindows();
   session->writeDense(name, value->data);
   session->copiesStale = !session->weightCopies.empty();
   return TRAINC_OK;

@@ -25,6 +25,17 @@ struct ArgumentInfo {
   std::string name, role;
   OperandInfo type;
   int64_t layout = -1; ///< its layout group (LibraryContext::layouts), or -1
+  /// A weight copy: its parameter, and (a copy that holds the parameter's
+  /// live taps for the training steps) where its window starts.
+  std::string copyOf;
+  std::vector<int64_t> windowStarts;
+};
+
+/// A parameter whose live taps the training steps update in a weight copy
+/// alone (--trainc-compact-window-updates): the parameter holds the rest.
+struct WindowTaps {
+  std::string copy;
+  std::vector<int64_t> starts, shape;
 };
 
 struct FunctionInfo {
@@ -85,6 +96,13 @@ struct Session {
   FunctionInfo refreshCopies;
   std::set<std::string> weightCopies;
   bool copiesStale = false;
+  /// Parameters by name whose live taps live in a copy between refreshes:
+  /// reading one (readDense) reads those taps from the copy while the
+  /// copies are current, and syncWindows writes them back.
+  std::map<std::string, WindowTaps> windows;
+  /// Writes the live taps of every windowed parameter into it (before the
+  /// parameters change from outside and the copies go stale).
+  void syncWindows();
   /// Persistent tensors by name: parameters, state, constants, optimizer
   /// state, and "step", "seed", "learning_rate".
   std::map<std::string, std::pair<OperandInfo, Buffer>> persistent;

@@ -486,10 +486,10 @@ static HostTensor placeWindow(const HostTensor &full, const HostTensor &window,
       for (int64_t i = 0; i < w[2]; ++i)
         for (int64_t j = 0; j < w[3]; ++j) {
           int64_t at = ((a * w[1] + b) * w[2] + i) * w[3] + j;
-          int64_t in =
-              (((a + starts[0]) * f[1] + b + starts[1]) * f[2] + i + starts[2]) *
-                  f[3] +
-              j + starts[3];
+          int64_t in = (((a + starts[0]) * f[1] + b + starts[1]) * f[2] + i +
+                        starts[2]) *
+                           f[3] +
+                       j + starts[3];
           if (into)
             result.data[in] = window.data[at];
           else

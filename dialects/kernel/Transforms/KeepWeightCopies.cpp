@@ -226,9 +226,9 @@ struct KeepWeightCopiesPass
         return signalPassFailure();
       }
       DictionaryAttr attributes = b.getDictionaryAttr(
-          {b.getNamedAttr(graph::kNameAttrName,
-                          b.getStringAttr(name.getValue() + "." +
-                                          copySuffix(candidate))),
+          {b.getNamedAttr(
+               graph::kNameAttrName,
+               b.getStringAttr(name.getValue() + "." + copySuffix(candidate))),
            b.getNamedAttr(graph::kRoleAttrName,
                           b.getStringAttr(graph::kRoleWeightCopy)),
            b.getNamedAttr(graph::kCopyOfAttrName, name)});
@@ -240,10 +240,9 @@ struct KeepWeightCopiesPass
 
       // The last launch reading this step's copy.
       LaunchOp derivedTemplate = candidate.derived.front();
-      CopyLaunch copyLaunch{derivedTemplate.getLoc(),
-                            derivedTemplate.getKernel(),
-                            derivedTemplate.getOptions(),
-                            derivedTemplate.getBackend()};
+      CopyLaunch copyLaunch{
+          derivedTemplate.getLoc(), derivedTemplate.getKernel(),
+          derivedTemplate.getOptions(), derivedTemplate.getBackend()};
       Operation *lastReader = nullptr;
       for (LaunchOp derived : candidate.derived) {
         SmallVector<LaunchOp> readers;
@@ -313,10 +312,10 @@ struct KeepWeightCopiesPass
     Block *entry = refresh.addEntryBlock();
     b.setInsertionPointToStart(entry);
     for (auto [i, copy] : llvm::enumerate(launches)) {
-      auto launch = LaunchOp::create(
-          b, copy.loc, ValueRange{entry->getArgument(i)},
-          ValueRange{entry->getArgument(pairs.size() + i)}, copy.kernel,
-          copy.options);
+      auto launch =
+          LaunchOp::create(b, copy.loc, ValueRange{entry->getArgument(i)},
+                           ValueRange{entry->getArgument(pairs.size() + i)},
+                           copy.kernel, copy.options);
       launch.setBackend(copy.backend);
     }
     func::ReturnOp::create(b, loc);

@@ -189,6 +189,27 @@ def KeepWeightCopiesPass
     it.
   }];
 }
+def CompactWindowUpdatesPass
+    : Pass<"trainc-compact-window-updates", "mlir::ModuleOp"> {
+  let summary = "Updates a weight whose dead taps never change on its live taps alone";
+  let description = [{
+    After `--trainc-keep-weight-copies`: an optimizer update that writes
+    the copy of its window (`window_copy`: the live taps of a convolution
+    weight whose other taps read only padding) and leaves an element of
+    zero gradient and zero state as it is (no weight decay: SGD, Adam,
+    AdamW, Adagrad) runs on the copy alone. The update reads and writes
+    the copy instead of the parameter, without `gradient_starts` and
+    `window_copy`; its optimizer state arguments (which nothing else uses)
+    shrink to the window's shape; `@eval` reads the copy where it sliced
+    the same window; and the copy gets `graph.window_starts`: the
+    parameter argument keeps the dead taps (which never change: zero
+    gradient, zero state), the copy the live ones, and the runtime reads
+    the parameter as the two together (trainc_get_parameter, checkpoints,
+    ONNX export). Left alone when anything else in `@train_step` uses the
+    parameter or its state, or `@eval` reads more of the parameter than
+    that window. The same values, bit for bit.
+  }];
+}
 def BucketAllReducesPass : Pass<"trainc-bucket-all-reduces", "mlir::ModuleOp"> {
   let summary = "Gradient all-reduces in buckets, overlapped with the backward pass";
   let description = [{
