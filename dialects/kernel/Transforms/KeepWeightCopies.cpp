@@ -23,7 +23,7 @@
 // The same holds for the live taps of a convolution weight whose other
 // taps read only padding (--trainc-drop-dead-taps slices them at the
 // start of every step: ResNet-18 at 32 px reads 33 MB of its last stage's
-// weights for 5.5 MB of taps, 1.5 ms of a 35 ms step on a Zen 4). When the
+// weights for 5.2 MB of taps, 1.5 ms of a 35 ms step on a Zen 4). When the
 // parameter's update is windowed (--trainc-window-updates: its gradient is
 // those taps), the copy (`.window`) is written by the update itself, a
 // chunk of rows at a time while the chunk is in the cache (option
