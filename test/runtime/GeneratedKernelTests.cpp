@@ -230,7 +230,8 @@ TEST_CASE("generated layer_norm and its gradient match the interpreter", "[gener
 // Shapes: no spatial dims, 1 and 3 spatial dims, a batch of 1, one
 // channel, unit spatial dims, spatial sizes that are no multiple of the
 // vector width, and ResNet-sized ones whose nests are split over channels
-// (sums) and over the batch (the data passes).
+// (sums) and over the batch (the data passes), and planes smaller than a
+// vector (2x2, 2x3, 1x3), whose passes run over [N, C * P].
 // Tolerance 1e-5: the generated sums accumulate in f32 (a tree per vector
 // tile, then tile after tile), the interpreter's in double. The worst seen
 // is 1.9e-6 (a scale gradient over 256 rows of 200 channels).
@@ -239,8 +240,9 @@ TEST_CASE("generated batch norm and its gradient match the interpreter",
   for (const Shape &shape :
        {Shape{6, 3}, Shape{256, 200}, Shape{4, 5, 7}, Shape{3, 6, 1, 37},
         Shape{1, 3, 5, 5}, Shape{8, 1, 9, 9}, Shape{5, 4, 1, 1},
-        Shape{16, 40, 13, 13}, Shape{32, 64, 16, 16},
-        Shape{2, 3, 15, 15, 15}}) {
+        Shape{16, 40, 13, 13}, Shape{32, 64, 16, 16}, Shape{2, 3, 15, 15, 15},
+        // Planes smaller than a vector: passes over [N, C * P].
+        Shape{32, 256, 2, 2}, Shape{8, 3, 2, 3}, Shape{6, 4, 1, 3}}) {
     int64_t c = shape[1];
     HostTensor x = randomTensor(DType::F32, shape, -2.0, 3.0);
     HostTensor scale = randomTensor(DType::F32, {c}, 0.5, 1.5);
@@ -274,8 +276,8 @@ TEST_CASE("generated batch norm and its gradient match the interpreter",
 // each backend, where an f32 sum in any order leaves rounding noise.
 TEST_CASE("batch norm statistics of an exactly zero-mean batch are exact",
           "[generated][norm]") {
-  for (const Shape &shape :
-       {Shape{8, 3, 17, 17}, Shape{32, 64, 16, 16}, Shape{64, 5}}) {
+  for (const Shape &shape : {Shape{8, 3, 17, 17}, Shape{32, 64, 16, 16},
+                             Shape{64, 5}, Shape{32, 64, 2, 2}}) {
     // Magnitudes in [1, 3): full 24-bit mantissas, whose sums an f32
     // accumulator rounds and an f64 one (38 bits at most here) does not.
     HostTensor x = randomTensor(DType::F32, shape, -2.0, 2.0);

@@ -460,3 +460,29 @@ func.func @window_copy(%w: memref<8x4x3x3xf32>, %g: memref<8x4x2x2xf32>, %lr: me
   kernel.launch "graph.sgd_update"(%w, %g, %lr, %step) -> (%w, %c) {backend = "generated", options = {gradient_starts = array<i64: 0, 0, 1, 1>, window_copy = true}} : (memref<8x4x3x3xf32>, memref<8x4x2x2xf32>, memref<f32>, memref<i64>) -> (memref<8x4x3x3xf32>, memref<8x4x2x2xf32>)
   return
 }
+
+// -----
+
+// A batch norm over planes smaller than a vector (2x2): its passes run
+// over [N, C * P] (whole vectors along C * P), a channel's sums over N per
+// position then over its positions ([C, P]), the per-channel values
+// expanded to [C * P] first; below 2^17 elements on one thread.
+// CHECK-LABEL: func.func private @generated_batch_norm_training(
+// CHECK-SAME: memref<32x1024xf32>
+// CHECK: loop.nest ins(%{{.*}} : memref<32x1024xf32>) outs(%{{.*}} : memref<1024xf64>) domain = [32, 1024] schedule = <parallel = -1
+// CHECK: loop.nest ins(%{{.*}} : memref<256x4xf64>) outs(%{{.*}} : memref<256xf64>) domain = [256, 4]
+// CHECK: loop.nest ins(%{{.*}}, %{{.*}} : memref<32x1024xf32>, memref<1024xf64>) outs(%{{.*}} : memref<1024xf64>) domain = [32, 1024]
+// CHECK: outs(%{{.*}}, %{{.*}}, %{{.*}} : memref<256x4xf32>, memref<256x4xf32>, memref<256x4xf32>) domain = [256, 4]
+// CHECK: loop.nest ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<32x1024xf32>, memref<1024xf32>, memref<1024xf32>, memref<1024xf32>) outs(%{{.*}} : memref<32x1024xf32>) domain = [32, 1024] schedule = <parallel = -1
+// CHECK-LABEL: func.func private @generated_batch_norm_training_backward(
+// CHECK: loop.nest ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<32x1024xf32>, memref<32x1024xf32>, memref<1024xf32>, memref<1024xf32>) outs(%{{.*}}, %{{.*}} : memref<1024xf32>, memref<1024xf32>) domain = [32, 1024]
+// CHECK: loop.nest ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<32x1024xf32>, {{.*}}) outs(%{{.*}} : memref<32x1024xf32>) domain = [32, 1024]
+// The same over 128x256x2x2 (2^17 elements): on both threads.
+// CHECK-LABEL: func.func private @generated_batch_norm_training_0(
+// CHECK: domain = [128, 1024] schedule = <parallel = 1
+func.func @small_planes(%x: memref<32x256x2x2xf32>, %c: memref<256xf32>, %y: memref<32x256x2x2xf32>, %m: memref<256xf32>, %v: memref<256xf32>, %dx: memref<32x256x2x2xf32>, %big: memref<128x256x2x2xf32>, %ybig: memref<128x256x2x2xf32>) {
+  kernel.launch "graph.batch_norm_training"(%x, %c, %c, %c, %c) -> (%y, %m, %v) {backend = "generated", options = {epsilon = 1.0e-05 : f64, momentum = 0.9 : f64}} : (memref<32x256x2x2xf32>, memref<256xf32>, memref<256xf32>, memref<256xf32>, memref<256xf32>) -> (memref<32x256x2x2xf32>, memref<256xf32>, memref<256xf32>)
+  kernel.launch "graph.batch_norm_training_backward"(%y, %x, %c) -> (%dx, %m, %v) {backend = "generated", options = {epsilon = 1.0e-05 : f64}} : (memref<32x256x2x2xf32>, memref<32x256x2x2xf32>, memref<256xf32>) -> (memref<32x256x2x2xf32>, memref<256xf32>, memref<256xf32>)
+  kernel.launch "graph.batch_norm_training"(%big, %c, %c, %c, %c) -> (%ybig, %m, %v) {backend = "generated", options = {epsilon = 1.0e-05 : f64, momentum = 0.9 : f64}} : (memref<128x256x2x2xf32>, memref<256xf32>, memref<256xf32>, memref<256xf32>, memref<256xf32>) -> (memref<128x256x2x2xf32>, memref<256xf32>, memref<256xf32>)
+  return
+}
