@@ -62,11 +62,11 @@ static trainc_status outOfMemory(size_t bytes, const std::string &what) {
               "out of memory: " + std::to_string(bytes) + " bytes for " + what);
 }
 
-/// Copies the window `taps` of the row-major tensor of `shape` into
-/// `window` (`into` false), or `window` into it (`into` true).
-static void moveWindow(const WindowTaps &taps,
-                       const std::vector<int64_t> &shape, size_t elementBytes,
-                       char *full, char *window, bool into) {
+/// Writes the elements of `window` (dense, `taps.shape`) into the
+/// row-major tensor `full` of `shape`, at `taps.starts`.
+static void placeWindow(const WindowTaps &taps,
+                        const std::vector<int64_t> &shape, size_t elementBytes,
+                        const char *window, char *full) {
   size_t rank = shape.size();
   int64_t count = 1;
   for (int64_t extent : taps.shape)
@@ -76,9 +76,8 @@ static void moveWindow(const WindowTaps &taps,
     int64_t offset = 0;
     for (size_t d = 0; d < rank; ++d)
       offset = offset * shape[d] + taps.starts[d] + at[d];
-    char *outer = full + offset * elementBytes;
-    char *inner = window + i * elementBytes;
-    std::memcpy(into ? outer : inner, into ? inner : outer, elementBytes);
+    std::memcpy(full + offset * elementBytes, window + i * elementBytes,
+                elementBytes);
     for (size_t d = rank; d-- > 0;) {
       if (++at[d] < taps.shape[d])
         break;
@@ -104,9 +103,8 @@ trainc_status Session::readDense(const std::string &name, void *dense) const {
     if (!copy)
       return TRAINC_ERROR_DEVICE;
     const OperandInfo &type = persistent.at(name).first;
-    moveWindow(window->second, type.shape, dtypeSize(type.dtype),
-               static_cast<char *>(dense),
-               const_cast<char *>(static_cast<const char *>(copy)), true);
+    placeWindow(window->second, type.shape, dtypeSize(type.dtype),
+                static_cast<const char *>(copy), static_cast<char *>(dense));
   }
   return TRAINC_OK;
 }
@@ -298,12 +296,34 @@ static trainc_status openSession(const trainc_session_options *options,
       if (!parseFunction(manifest.at("functions").at("refresh_weight_copies"),
                          session.refreshCopies, error))
         return fail(TRAINC_ERROR_INTERNAL, error);
+      std::map<std::string, const ArgumentInfo *> masters;
+      for (const ArgumentInfo &argument : session.refreshCopies.arguments)
+        if (argument.role != "weight_copy")
+          masters[argument.name] = &argument;
       for (const ArgumentInfo &argument : session.refreshCopies.arguments)
         if (argument.role == "weight_copy") {
           session.weightCopies.insert(argument.name);
-          if (!argument.windowStarts.empty())
-            session.windows[argument.copyOf] = {
-                argument.name, argument.windowStarts, argument.type.shape};
+          if (argument.windowStarts.empty())
+            continue;
+          // A window inside its parameter, of the same element type.
+          auto master = masters.find(argument.copyOf);
+          bool inside = master != masters.end() &&
+                        master->second->type.dtype == argument.type.dtype &&
+                        argument.windowStarts.size() ==
+                            master->second->type.shape.size() &&
+                        argument.type.shape.size() ==
+                            master->second->type.shape.size();
+          for (size_t d = 0; inside && d < argument.windowStarts.size(); ++d)
+            inside = argument.windowStarts[d] >= 0 &&
+                     argument.windowStarts[d] + argument.type.shape[d] <=
+                         master->second->type.shape[d];
+          if (!inside)
+            return fail(TRAINC_ERROR_INTERNAL,
+                        "the manifest's weight copy '" + argument.name +
+                            "' is no window of a parameter '" +
+                            argument.copyOf + "'");
+          session.windows[argument.copyOf] = {
+              argument.name, argument.windowStarts, argument.type.shape};
         }
       // Made from the initial weights before the first step.
       session.copiesStale = !session.weightCopies.empty();
