@@ -307,12 +307,12 @@ static trainc_status openSession(const trainc_session_options *options,
             continue;
           // A window inside its parameter, of the same element type.
           auto master = masters.find(argument.copyOf);
-          bool inside = master != masters.end() &&
-                        master->second->type.dtype == argument.type.dtype &&
-                        argument.windowStarts.size() ==
-                            master->second->type.shape.size() &&
-                        argument.type.shape.size() ==
-                            master->second->type.shape.size();
+          bool inside =
+              master != masters.end() &&
+              master->second->type.dtype == argument.type.dtype &&
+              argument.windowStarts.size() ==
+                  master->second->type.shape.size() &&
+              argument.type.shape.size() == master->second->type.shape.size();
           for (size_t d = 0; inside && d < argument.windowStarts.size(); ++d)
             inside = argument.windowStarts[d] >= 0 &&
                      argument.windowStarts[d] + argument.type.shape[d] <=
