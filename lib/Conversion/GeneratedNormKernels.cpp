@@ -189,6 +189,22 @@ Value inverseStdOf(OpBuilder &b, Location loc, Value variance, double epsilon) {
                                math::SqrtOp::create(b, loc, shifted));
 }
 
+/// The means and inverse standard deviations (of `mean`'s type) from the
+/// moments `sum` and `squares` of `count` elements per statistic.
+void statisticsOf(KernelBuilder &kb, const NormSpace &ns, Value sum,
+                  Value squares, double count, double epsilon, Value mean,
+                  Value inverseStd) {
+  Type element = cast<MemRefType>(mean.getType()).getElementType();
+  perStatistic(
+      kb, ns, {sum, squares}, {mean, inverseStd},
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        Value squared = squaresOf(b, loc, x[1], element);
+        return {meanOf(b, loc, x[0], count, element),
+                inverseStdOf(b, loc, varianceOf(b, loc, squared, count),
+                             epsilon)};
+      });
+}
+
 /// Means and inverse standard deviations of `input` per statistic, in two
 /// new scratch buffers of its compute type (`wide` and `alsoZero` as
 /// sumMoments).
@@ -201,15 +217,8 @@ std::pair<Operand, Operand> meanAndInverseStd(KernelBuilder &kb,
   Moments moments = sumMoments(kb, ns, input, wide, alsoZero);
   Operand mean{kb.scratch(ns.statisticShape(), element), ns.statisticId};
   Operand inverseStd{kb.scratch(ns.statisticShape(), element), ns.statisticId};
-  perStatistic(
-      kb, ns, {moments.sum.buffer, moments.squares.buffer},
-      {mean.buffer, inverseStd.buffer},
-      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        Value squares = squaresOf(b, loc, x[1], element);
-        return {meanOf(b, loc, x[0], moments.count, element),
-                inverseStdOf(b, loc, varianceOf(b, loc, squares, moments.count),
-                             epsilon)};
-      });
+  statisticsOf(kb, ns, moments.sum.buffer, moments.squares.buffer,
+               moments.count, epsilon, mean.buffer, inverseStd.buffer);
   return {mean, inverseStd};
 }
 
@@ -337,6 +346,34 @@ void scaleAndShift(KernelBuilder &kb, const NormSpace &bn,
             return {arith::AddFOp::create(
                 b, loc, arith::MulFOp::create(b, loc, centered, x[2]), x[3])};
           });
+}
+
+/// The batch mean, the output's factor and the running statistics per
+/// channel, `outputs` (mean, factor, new running mean and variance), from
+/// `inputs` (the f64 moments' sum and squares, scale, running mean and
+/// variance): ONNX's momentum convention; the running variance takes the
+/// unbiased batch variance, squares / (count - 1), as the reference does.
+void trainingStatistics(KernelBuilder &kb, const NormSpace &bn,
+                        ArrayRef<Value> inputs, ArrayRef<Value> outputs,
+                        double count, double epsilon, double momentum) {
+  Type element = cast<MemRefType>(outputs[0].getType()).getElementType();
+  perStatistic(
+      kb, bn, inputs, outputs,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        auto c = [&](double value) { return constant(b, loc, element, value); };
+        auto update = [&](Value running, Value batch) {
+          return arith::AddFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, c(momentum), running),
+              arith::MulFOp::create(b, loc, c(1.0 - momentum), batch));
+        };
+        Value batchMean = meanOf(b, loc, x[0], count, element);
+        Value squares = squaresOf(b, loc, x[1], element);
+        Value inverseStd =
+            inverseStdOf(b, loc, varianceOf(b, loc, squares, count), epsilon);
+        Value unbiased = arith::DivFOp::create(b, loc, squares, c(count - 1.0));
+        return {batchMean, arith::MulFOp::create(b, loc, x[2], inverseStd),
+                update(x[3], batchMean), update(x[4], unbiased)};
+      });
 }
 
 /// A batch norm whose planes (the spatial dims, collapsed) hold more than
@@ -499,24 +536,9 @@ void trainingOverPlanes(KernelBuilder &kb, const NormSpace &bn,
   Type element = kb.computeType(elementOf(input));
   Value mean = kb.scratch(channels, element);
   Value factor = kb.scratch(channels, element);
-  perStatistic(
-      kb, bn, {sum, squares, scale, running, runningVar},
-      {mean, factor, newMean, newVar},
-      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        auto c = [&](double value) { return constant(b, loc, element, value); };
-        auto update = [&](Value old, Value batch) {
-          return arith::AddFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, c(momentum), old),
-              arith::MulFOp::create(b, loc, c(1.0 - momentum), batch));
-        };
-        Value batchMean = meanOf(b, loc, x[0], count, element);
-        Value squared = squaresOf(b, loc, x[1], element);
-        Value inverseStd =
-            inverseStdOf(b, loc, varianceOf(b, loc, squared, count), epsilon);
-        Value unbiased = arith::DivFOp::create(b, loc, squared, c(count - 1.0));
-        return {batchMean, arith::MulFOp::create(b, loc, x[2], inverseStd),
-                update(x[3], batchMean), update(x[4], unbiased)};
-      });
+  trainingStatistics(kb, bn, {sum, squares, scale, running, runningVar},
+                     {mean, factor, newMean, newVar}, count, epsilon,
+                     momentum);
   SmallVector<Value> expanded = expandToPositions(kb, ps, {mean, factor, bias});
   loop::NestOp pass = kb.nest(
       ps.rows,
@@ -548,14 +570,7 @@ void backwardOverPlanes(KernelBuilder &kb, const NormSpace &bn,
   Type element = kb.computeType(elementOf(input));
   Value mean = kb.scratch(channels, element);
   Value inverseStd = kb.scratch(channels, element);
-  perStatistic(
-      kb, bn, {sum, squares}, {mean, inverseStd},
-      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        Value squared = squaresOf(b, loc, x[1], element);
-        return {
-            meanOf(b, loc, x[0], count, element),
-            inverseStdOf(b, loc, varianceOf(b, loc, squared, count), epsilon)};
-      });
+  statisticsOf(kb, bn, sum, squares, count, epsilon, mean, inverseStd);
   SmallVector<Value> statistics = expandToPositions(kb, ps, {mean, inverseStd});
   Operand meanAt{statistics[0], ps.position};
   Operand inverseStdAt{statistics[1], ps.position};
@@ -692,30 +707,11 @@ LogicalResult buildBatchNormTraining(KernelBuilder &kb) {
   double count = moments.count;
   Type element = kb.computeType(elementOf(operands.input));
   Value mean = kb.scratch(bn->statisticShape(), element);
-
-  // The batch mean, the output's factor and the running statistics: ONNX's
-  // momentum convention; the running variance takes the unbiased batch
-  // variance, squares / (count - 1), as the reference does.
-  perStatistic(
-      kb, *bn,
-      {moments.sum.buffer, moments.squares.buffer, operands.scale,
-       operands.mean, operands.var},
-      {mean, operands.factor, newMean, newVar},
-      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        auto c = [&](double value) { return constant(b, loc, element, value); };
-        auto update = [&](Value running, Value batch) {
-          return arith::AddFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, c(*momentum), running),
-              arith::MulFOp::create(b, loc, c(1.0 - *momentum), batch));
-        };
-        Value batchMean = meanOf(b, loc, x[0], count, element);
-        Value squares = squaresOf(b, loc, x[1], element);
-        Value inverseStd =
-            inverseStdOf(b, loc, varianceOf(b, loc, squares, count), epsilon);
-        Value unbiased = arith::DivFOp::create(b, loc, squares, c(count - 1.0));
-        return {batchMean, arith::MulFOp::create(b, loc, x[2], inverseStd),
-                update(x[3], batchMean), update(x[4], unbiased)};
-      });
+  trainingStatistics(kb, *bn,
+                     {moments.sum.buffer, moments.squares.buffer,
+                      operands.scale, operands.mean, operands.var},
+                     {mean, operands.factor, newMean, newVar}, count, epsilon,
+                     *momentum);
   scaleAndShift(kb, *bn, operands, mean);
   return success();
 }
