@@ -199,9 +199,9 @@ void statisticsOf(KernelBuilder &kb, const NormSpace &ns, Value sum,
       kb, ns, {sum, squares}, {mean, inverseStd},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         Value squared = squaresOf(b, loc, x[1], element);
-        return {meanOf(b, loc, x[0], count, element),
-                inverseStdOf(b, loc, varianceOf(b, loc, squared, count),
-                             epsilon)};
+        return {
+            meanOf(b, loc, x[0], count, element),
+            inverseStdOf(b, loc, varianceOf(b, loc, squared, count), epsilon)};
       });
 }
 
@@ -537,8 +537,7 @@ void trainingOverPlanes(KernelBuilder &kb, const NormSpace &bn,
   Value mean = kb.scratch(channels, element);
   Value factor = kb.scratch(channels, element);
   trainingStatistics(kb, bn, {sum, squares, scale, running, runningVar},
-                     {mean, factor, newMean, newVar}, count, epsilon,
-                     momentum);
+                     {mean, factor, newMean, newVar}, count, epsilon, momentum);
   SmallVector<Value> expanded = expandToPositions(kb, ps, {mean, factor, bias});
   loop::NestOp pass = kb.nest(
       ps.rows,
