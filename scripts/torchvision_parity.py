@@ -17,7 +17,9 @@ instead (the benchmark's virtual environment, bench/setup_peers.sh; the
 dynamo exporter needs onnxscript): this script runs again under that
 interpreter (--torch2-python) to write the file, with that torchvision's
 model; PyTorch's reference is still Debian's torch 1.13 on the file's
-weights (models/export_torch2.py).
+weights (models/export_torch2.py). The dynamo exporter writes BatchNorm in
+inference form whatever the module's mode: --train-batch-norm trains it
+as the module in train() mode (trainc's flag of that name).
 
 The big models take minutes each (PyTorch's fp64 steps on one thread);
 CI runs the small ones (test/CMakeLists.txt TRAINC_TORCHVISION_PARITY).
@@ -101,7 +103,8 @@ def run_one(args, name, px, batch, kwargs):
     run = subprocess.run(
         [sys.executable, os.path.join(ROOT, "test", "e2e", "so_parity.py"),
          "--trainc", args.trainc, "--model", onnx_path, "--reference", ref,
-         "--optimizer", "sgd_momentum", "--workdir", work, "--summary", summary],
+         "--optimizer", "sgd_momentum", "--workdir", work, "--summary", summary]
+        + (["--train-batch-norm"] if args.train_batch_norm else []),
         capture_output=True, text=True)
     trainc_seconds = time.time() - started
     with open(os.path.join(work, "so_parity.log"), "w") as f:
@@ -141,6 +144,9 @@ def main():
     p.add_argument("--table", help="also write the table to this file")
     p.add_argument("--exporter", default="torch1.13",
                    choices=["torch1.13", "torch2-torchscript", "torch2-dynamo"])
+    p.add_argument("--train-batch-norm", action="store_true",
+                   help="train with trainc's --train-batch-norm (the dynamo "
+                        "exporter writes BatchNorm in inference form)")
     p.add_argument("--torch2-python", default=os.path.join(ROOT, "bench", ".venv", "bin", "python"),
                    help="the torch 2.x interpreter of --exporter torch2-*")
     p.add_argument("--export-only", choices=[f[0] for f in FAMILIES], help=argparse.SUPPRESS)

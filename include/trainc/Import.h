@@ -34,6 +34,11 @@ struct ImportOptions {
   /// Floating-point initializers whose name matches this (ECMAScript-like,
   /// llvm::Regex) pattern become constants instead of trainable parameters.
   std::string freezePattern;
+  /// Train every BatchNormalization as PyTorch's train() mode does (batch
+  /// statistics, running statistics updated with the node's momentum), also
+  /// one written in inference form (training_mode 0: torch.onnx.export's
+  /// dynamo exporter writes every BatchNorm so, whatever the module's mode).
+  bool trainBatchNorm = false;
   /// Run the graph dialect's canonicalization after import.
   bool canonicalize = true;
   /// Where tensors stored as external data are read from (never outside

@@ -303,7 +303,11 @@ LogicalResult importGlobalAveragePool(NodeImporter &n) {
 }
 
 /// BatchNormalization: training mode is BN-9's five-output form below
-/// opset 14 and `training_mode = 1` from BN-14 on.
+/// opset 14 and `training_mode = 1` from BN-14 on, or any form under
+/// `--train-batch-norm` (ImportOptions::trainBatchNorm): its running
+/// statistics are state either way (OnnxImporter.cpp), so the training op
+/// updates them whether or not the node names its running-statistics
+/// outputs.
 LogicalResult importBatchNormalization(NodeImporter &n) {
   auto operands = presentInputs(n, 5);
   if (failed(operands))
@@ -312,21 +316,23 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
     return n.error("BatchNormalization needs five inputs");
   double epsilon = n.getFloat("epsilon", 1e-5);
   double momentum = n.getFloat("momentum", 0.9);
-  bool training =
+  bool written =
       n.opset() >= 14 ? n.getBool("training_mode", false) : n.numOutputs() > 1;
+  bool training = written || n.options().trainBatchNorm;
   if (n.outputUsed(3) || n.outputUsed(4))
     return n.error("the saved mean / variance outputs are not supported");
+  if (!written && (n.outputUsed(1) || n.outputUsed(2)))
+    return n.error("inference-mode BatchNormalization has no running "
+                   "statistics outputs");
   if (!training) {
-    if (n.outputUsed(1) || n.outputUsed(2))
-      return n.error("inference-mode BatchNormalization has no running "
-                     "statistics outputs");
     n.warnOnce("inference batch norm",
                "normalizes with its running statistics (training_mode 0), "
                "as does every other BatchNormalization of this kind in the "
                "model: trainc trains it so, with the statistics fixed, "
                "where a PyTorch module in train() mode normalizes with each "
-               "batch's; torch.onnx.export writes that only with "
-               "dynamo=False and training=torch.onnx.TrainingMode.TRAINING");
+               "batch's (--train-batch-norm trains them so; torch.onnx."
+               "export's dynamo exporter writes every BatchNorm in this "
+               "form)");
     return finish(n, n.create<graph::BatchNormInferenceOp>(
                          *operands, {n.f64Attr("epsilon", epsilon)}));
   }

@@ -51,6 +51,7 @@ NodeImporter::NodeImporter(ImportState &state, const onnx::NodeProto &node,
       loc_(nodeLocation(state, node, nodeIndex)) {}
 
 int64_t NodeImporter::opset() const { return state_.opset; }
+const ImportOptions &NodeImporter::options() const { return state_.options; }
 OpBuilder &NodeImporter::builder() { return state_.builder; }
 MLIRContext *NodeImporter::context() { return &state_.context; }
 

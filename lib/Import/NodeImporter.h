@@ -18,6 +18,10 @@
 #include <optional>
 #include <string>
 
+namespace trainc {
+struct ImportOptions;
+} // namespace trainc
+
 namespace trainc::import {
 
 /// A small tensor whose value is known while importing: ONNX Constant
@@ -61,6 +65,8 @@ public:
   const onnx::NodeProto &node() const { return node_; }
   /// Opset version of the default ONNX domain.
   int64_t opset() const;
+  /// The options the model is imported with.
+  const ImportOptions &options() const;
 
   // ---- inputs ------------------------------------------------------------
   /// True when input `i` is given (ONNX marks an omitted optional input

@@ -57,6 +57,9 @@ def main():
     p.add_argument("--optimizer", choices=OPTIMIZERS, required=True)
     p.add_argument("--workdir", required=True)
     p.add_argument("--dispatch", action="append", default=[])
+    p.add_argument("--train-batch-norm", action="store_true",
+                   help="compile with --train-batch-norm (BatchNorm written "
+                        "in inference form trained as PyTorch's train() mode)")
     p.add_argument("--tune-cache",
                    help="compile with --tune, keeping the times in this file")
     p.add_argument("--ranks", type=int, default=1,
@@ -82,6 +85,8 @@ def main():
         cmd += ["--dispatch", d]
     if args.tune_cache:
         cmd += ["--tune", "--tune-cache", args.tune_cache]
+    if args.train_batch_norm:
+        cmd += ["--train-batch-norm"]
     if args.ranks > 1:
         cmd = data_parallel(cmd, args.ranks, args.bucket_mib, args.launcher)
         if cmd is None:

@@ -28,6 +28,7 @@ struct ModelOptions {
   std::string model;
   std::optional<long long> batch;
   std::string freeze;
+  bool trainBatchNorm = false;
 };
 
 struct ImportCommandOptions {
@@ -113,6 +114,9 @@ struct ModelApi;
 extern const char *programPath;
 
 void addModelOptions(CLI::App &command, ModelOptions &options);
+/// `--train-batch-norm` (also on `trainc train`, which takes no model
+/// options but --freeze and this).
+void addTrainBatchNormFlag(CLI::App &command, ModelOptions &options);
 /// --loss, --optimizer, --lr, ... (shared by compile and train).
 void addTrainingOptions(CLI::App &command, TrainingPipelineOptions &options);
 /// --amp, --cpu, --dispatch, --tune, --runtime-library.

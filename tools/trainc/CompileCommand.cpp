@@ -59,6 +59,8 @@ static std::string modelHash(const CompileCommandOptions &options) {
        << "|loss_scale=" << options.training.initialLossScale << ","
        << options.training.lossScaleGrowthInterval
        << "|target=" << options.target;
+  if (options.model.trainBatchNorm) // only then: older hashes stay valid
+    text << "|train_batch_norm=1";
   std::string suffix = text.str();
   hash = rt::fnv1a(suffix.data(), suffix.size(), hash);
   char hex[17];

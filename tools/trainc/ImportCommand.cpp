@@ -29,6 +29,15 @@ void addModelOptions(CLI::App &command, ModelOptions &options) {
   command.add_option("--freeze", options.freeze,
                      "Regular expression: matching floating-point "
                      "initializers become constants, not parameters");
+  addTrainBatchNormFlag(command, options);
+}
+
+void addTrainBatchNormFlag(CLI::App &command, ModelOptions &options) {
+  command.add_flag(
+      "--train-batch-norm", options.trainBatchNorm,
+      "Train every BatchNormalization with batch statistics, as PyTorch's "
+      "train() mode does, also those written in inference form "
+      "(training_mode 0, as torch.onnx.export(dynamo=True) writes them)");
 }
 
 void addImportCommand(CLI::App &command, ImportCommandOptions &options) {
@@ -93,6 +102,7 @@ std::optional<ImportedModel> importModel(mlir::MLIRContext &context,
   if (options.batch)
     importOptions.batchSize = *options.batch;
   importOptions.freezePattern = options.freeze;
+  importOptions.trainBatchNorm = options.trainBatchNorm;
   importOptions.canonicalize = canonicalize;
   auto imported = importOnnxFile(context, options.model, importOptions);
   if (!imported) {

@@ -93,6 +93,7 @@ void addTrainCommand(CLI::App &command, TrainCommandOptions &options) {
   std::set<std::string> before = optionNames(command);
   command.add_option("--freeze", options.compile.model.freeze,
                      "Regular expression of initializers to keep constant");
+  addTrainBatchNormFlag(command, options.compile.model);
   addCodegenOptions(command, options.compile);
   addTrainingOptions(command, options.compile.training);
   std::vector<std::string> compileOptions;
