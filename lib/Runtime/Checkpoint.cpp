@@ -71,11 +71,17 @@ extern "C" trainc_status trainc_load_checkpoint(trainc_session *session,
   size_t largest = kMaxExtra + 4096;
   for (const auto &[name, tensor] : session->persistent)
     largest += tensor.second.size() + name.size() + 64;
-  if (static_cast<uint64_t>(status.st_size) > largest)
-    return fail(TRAINC_ERROR_CORRUPT,
-                std::string("checkpoint '") + path +
-                    "' is larger than a checkpoint of this model can be");
   std::ifstream stream(path, std::ios::binary);
+  if (static_cast<uint64_t>(status.st_size) > largest) {
+    // Why, from the header: another model's, or this model's with more
+    // state than this library keeps.
+    std::string head(4096, '\0');
+    stream.read(head.data(), head.size());
+    head.resize(static_cast<size_t>(stream.gcount()));
+    return fail(TRAINC_ERROR_CORRUPT, std::string("checkpoint '") + path +
+                                          "' " +
+                                          whyTooLarge(head, session->modelHash));
+  }
   std::string bytes(static_cast<size_t>(status.st_size), '\0');
   if (!stream || !stream.read(bytes.data(), bytes.size()))
     return fail(TRAINC_ERROR_IO,

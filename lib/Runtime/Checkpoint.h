@@ -53,6 +53,11 @@ parseCheckpoint(const std::string &bytes, const std::string &modelHash,
                 const std::map<std::string, ExpectedTensor> &expected,
                 CheckpointContents &contents);
 
+/// For a file too large to be this model's checkpoint: why, from its
+/// first bytes alone (`head`, any length): not a trainc checkpoint, another
+/// model's, or this model's with more state than this library keeps.
+std::string whyTooLarge(const std::string &head, const std::string &modelHash);
+
 /// The FNV-1a hash a checkpoint ends with.
 uint64_t checkpointChecksum(const std::string &bytes);
 

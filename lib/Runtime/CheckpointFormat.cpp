@@ -57,7 +57,40 @@ struct Reader {
   }
 };
 
+/// "[3, 4]".
+std::string describe(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    text += (d ? ", " : "") + std::to_string(shape[d]);
+  return text + "]";
+}
+
+/// The magic, the version and the model hash at the start of `bytes`:
+/// "" when they are a checkpoint of `modelHash`, else why not.
+std::string checkHeader(Reader &in, const std::string &modelHash) {
+  std::string magic = in.take(sizeof(kMagic));
+  if (!in.ok || std::memcmp(magic.data(), kMagic, sizeof(kMagic)))
+    return "is not a trainc checkpoint";
+  if (in.get<uint32_t>() != kVersion)
+    return "has an unknown format version";
+  std::string hash = in.take(in.get<uint32_t>());
+  if (!in.ok || hash != modelHash)
+    return "was written by a different model";
+  return "";
+}
+
 } // namespace
+
+std::string trainc::rt::whyTooLarge(const std::string &head,
+                                    const std::string &modelHash) {
+  Reader in{head};
+  std::string why = checkHeader(in, modelHash);
+  if (!why.empty())
+    return why;
+  return "is larger than a checkpoint of this model can be: its state is "
+         "larger than this library's (a checkpoint of this model from a "
+         "library built by another trainc version?) or the file is damaged";
+}
 
 std::string
 trainc::rt::serializeCheckpoint(const std::string &modelHash, const void *extra,
@@ -98,12 +131,10 @@ std::string trainc::rt::parseCheckpoint(
   std::string body = bytes.substr(0, bytes.size() - 8);
   if (fnv1a(body.data(), body.size()) != stored)
     return "is damaged (checksum mismatch)";
-  Reader in{body, sizeof(kMagic)};
-  if (in.get<uint32_t>() != kVersion)
-    return "has an unknown format version";
-  std::string hash = in.take(in.get<uint32_t>());
-  if (in.ok && hash != modelHash)
-    return "was written by a different model";
+  Reader in{body};
+  std::string why = checkHeader(in, modelHash);
+  if (!why.empty())
+    return why;
   contents.extra = in.take(in.get<uint64_t>());
   if (contents.extra.size() > kMaxExtra)
     return "holds more than 1 MiB of caller data";
@@ -123,8 +154,21 @@ std::string trainc::rt::parseCheckpoint(
       shape.push_back(in.get<int64_t>());
     std::string data = in.take(in.get<uint64_t>());
     auto it = expected.find(name);
-    if (!in.ok || it == expected.end() || it->second.dtype != dtype ||
-        it->second.shape != shape || data.size() != it->second.bytes)
+    if (in.ok && it != expected.end() &&
+        (it->second.dtype != dtype || it->second.shape != shape)) {
+      // The model's own hash, another layout of its state: a library
+      // built by another trainc (e.g. optimizer state kept for a weight's
+      // live taps only) or a damaged file.
+      std::string what =
+          it->second.shape != shape
+              ? "of shape " + describe(shape) + ", this library keeps it as " +
+                    describe(it->second.shape)
+              : std::string("of another element type than this library's");
+      return "holds tensor '" + name + "' " + what +
+             " (a checkpoint of this model from a library built by another "
+             "trainc version?)";
+    }
+    if (!in.ok || it == expected.end() || data.size() != it->second.bytes)
       return "does not match tensor '" + name + "' of this model";
     if (!seen.insert(name).second)
       return "holds tensor '" + name + "' twice";
