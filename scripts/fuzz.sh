@@ -38,9 +38,13 @@ for target in "${targets[@]}"; do
   corpus="$build/corpus/$target"
   mkdir -p "$corpus"
   echo "== fuzz-$target, $seconds s"
+  # libFuzzer stops at once on a corpus directory that does not exist: a
+  # target without regression inputs has none.
+  inputs=("$corpus" "$build/test/fuzz/seeds/$target")
+  [ -d "$root/test/fuzz/regressions/$target" ] &&
+    inputs+=("$root/test/fuzz/regressions/$target")
   (cd "$corpus" && "$build/bin/fuzz-$target" -max_total_time="$seconds" \
      -rss_limit_mb=4096 -timeout=30 -max_len=100000 -print_final_stats=1 \
-     "$corpus" "$build/test/fuzz/seeds/$target" \
-     "$root/test/fuzz/regressions/$target" 2>&1 |
+     "${inputs[@]}" 2>&1 |
      grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|SUMMARY|ERROR:|Test unit written' ) || true
 done
