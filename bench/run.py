@@ -14,7 +14,10 @@ run trains on one fixed batch (models/export.py's inputs, the ONNX file's
 weights in every framework) and reports each step's time, the losses and
 resident memory (bench/measure.py; bench/trainc_runner.c for trainc).
 Per configuration the median over rounds of each run's median ms/step is
-kept; each framework is reported in its fastest configuration.
+kept; each framework is reported in its fastest configuration. Each run
+is bracketed by a probe of the cross-core round trip (bench/phases.py):
+where some runs fell in one of the VM's slow phases, the table is printed
+again from the runs in the fast phase only.
 
 Peers (--peers, all by default): torch-eager and torch-script (Debian's
 torch, this interpreter); torch2-eager, torch2-compile, jax, ort (the
@@ -47,6 +50,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "models"))
 import export  # noqa: E402  (models/export.py: specs and fixed inputs)
 import flops  # noqa: E402
+import phases  # noqa: E402
 import numpy as np  # noqa: E402
 
 DEFAULT_MODELS = ["mlp", "cnn", "resnet18", "transformer", "mobilenet_v2",
@@ -243,6 +247,7 @@ def run_once(model: Model, framework: Optional[Framework], config: Config, args,
         command = [framework.python, framework.script] + framework.args + measure + [
             "--model", model.name, "--onnx", model.onnx, "--data", model.data,
             "--inputs", ",".join(model.inputs), "--lr", str(LR), "--momentum", str(MOMENTUM)]
+    before = phases.probe(args.probe)
     try:
         run = subprocess.run(command, capture_output=True, text=True,
                              env=clean_env(config.env), timeout=args.timeout)
@@ -254,6 +259,7 @@ def run_once(model: Model, framework: Optional[Framework], config: Config, args,
         return {"error": tail, "command": command}
     result = json.loads(lines[-1])
     result["command"] = command
+    result["round_trip_ns"] = [before, phases.probe(args.probe)]
     return result
 
 
@@ -299,9 +305,8 @@ def mib(kb):
     return f"{kb / 1024:.1f}"
 
 
-def report(saved):
-    """The Markdown tables of a saved run (results.json)."""
-    results = summaries(saved)
+def comparison_table(saved, results):
+    """Each framework's fastest configuration against trainc's."""
     lines = ["| model (batch) | framework | best config | ms/step | range | "
              "peer / trainc | GFLOP/s | ΔRSS MiB | 1st loss |",
              "|---|---|---|--:|--:|--:|--:|--:|--:|"]
@@ -323,6 +328,32 @@ def report(saved):
                 f"{s['ms']:.2f} | {s['spread'][0]:.2f}–{s['spread'][1]:.2f} | {ratio} | "
                 f"{model['train_flops'] / (s['ms'] * 1e6):.1f} | {mib(s['growth_kb'])} | "
                 f"{s['first_loss']:.5f} |")
+    return lines
+
+
+def fast_phase_tables(saved):
+    """The probes' summary line and, where some runs fell in a slow phase,
+    the comparison again from the runs in the fast phase only."""
+    probed = [r.get("round_trip_ns", [None, None]) for r in saved["runs"]]
+    limit = phases.slow_limit([p for pair in probed for p in pair])
+    slow = [phases.is_slow(pair, limit) for pair in probed]
+    lines = ["", phases.summary_line([p for pair in probed for p in pair], sum(slow),
+                                     len(slow))]
+    if all(slow):
+        lines += ["", "No run fell in the fast phase."]
+    elif any(slow):
+        fast = dict(saved, runs=[r for r, s in zip(saved["runs"], slow) if not s])
+        lines += ["", "The runs in the fast phase only (a framework whose every run "
+                  "fell in a slow phase is left out):", ""]
+        lines += comparison_table(fast, summaries(fast))
+    return lines
+
+
+def report(saved):
+    """The Markdown tables of a saved run (results.json)."""
+    results = summaries(saved)
+    lines = comparison_table(saved, results)
+    lines += fast_phase_tables(saved)
     lines += ["", "| model | training GFLOP/step | trainc compile s (median) | "
               "arena MiB (train_step) | persistent MiB | trainc ΔRSS from session open MiB |",
               "|---|--:|--:|--:|--:|--:|"]
@@ -471,6 +502,7 @@ def main():
         args.min_seconds, args.compile_reps = 0.0, 1
     args.workdir = os.path.abspath(args.workdir or os.path.join(args.build_dir, "bench"))
     args.runner = os.path.join(args.build_dir, "bin", "trainc-bench-runner")
+    args.probe = os.path.join(args.build_dir, "bin", "trainc-core-latency")
     trainc = os.path.join(args.build_dir, "bin", "trainc")
     for tool in (trainc, args.runner):
         if not os.path.exists(tool):
