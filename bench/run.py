@@ -24,6 +24,12 @@ torch, this interpreter); torch2-eager, torch2-compile, jax, ort (the
 virtual environment --venv, made by bench/setup_peers.sh). A peer that is
 not installed is skipped with a line saying so.
 
+With --isa avx2, every framework is kept to AVX2 on an AVX-512 machine,
+to stand in for an AVX2-only CPU (its code paths, not its clock or
+caches): trainc compiles with `--cpu znver3` (an AVX2-only Zen 3), and
+every run gets ISA_LIMITS' variables (oneDNN's, PyTorch's ATen, OpenBLAS,
+XLA); ONNX Runtime has no such variable and runs its AVX-512 kernels.
+
 With --amp bf16, trainc also runs a library compiled with --amp bf16
 ("trainc-bf16") and PyTorch (Debian's) runs under torch.autocast("cpu",
 torch.bfloat16) ("torch-autocast-bf16"), in the same rounds.
@@ -59,6 +65,15 @@ LR, MOMENTUM = 0.01, 0.9
 # Environment variables that would change a run's threads behind its back.
 THREAD_VARIABLES = ["OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                     "XLA_FLAGS"]
+
+
+# What keeps each library to an ISA (--isa): oneDNN (trainc's and
+# PyTorch's), PyTorch's own kernels, OpenBLAS (Debian's is built for every
+# CPU and picks one at load), XLA (JAX). The CPU trainc compiles for.
+ISA_LIMITS = {"avx2": {"DNNL_MAX_CPU_ISA": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2",
+                       "ATEN_CPU_CAPABILITY": "avx2", "OPENBLAS_CORETYPE": "Haswell",
+                       "XLA_FLAGS": "--xla_cpu_max_isa=AVX2"}}
+ISA_CPU = {"avx2": "znver3"}
 
 
 @dataclass
@@ -115,8 +130,9 @@ def configs(framework: Optional[Framework], thread_counts, quick):
     return found
 
 
-def clean_env(extra):
+def clean_env(extra, isa=None):
     env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    env.update(ISA_LIMITS.get(isa, {}))
     env.update(extra)
     return env
 
@@ -199,31 +215,36 @@ def parse_stats(text):
     return stats
 
 
-def compile_amp_model(model: Model, trainc, workdir, amp):
+def compile_amp_model(model: Model, trainc, workdir, amp, isa=None):
     """The model compiled with --amp AMP (not timed: compile time is the
     f32 library's column)."""
     model.amp_library = os.path.join(workdir, f"lib{model.name}_{amp}.so")
     command = [trainc, "compile", model.onnx, "--batch", str(model.batch),
                "--optimizer", "sgd", "--lr", str(LR), "--momentum", str(MOMENTUM),
                "--loss", "softmax-cross-entropy", "-o", model.amp_library, "--amp", amp]
+    if isa:
+        command += ["--cpu", ISA_CPU[isa]]
     print("$", shlex.join(command), flush=True)
-    run = subprocess.run(command, capture_output=True, text=True)
+    run = subprocess.run(command, capture_output=True, text=True, env=clean_env({}, isa))
     if run.returncode:
         raise SystemExit(f"trainc compile failed:\n{run.stderr}")
     sys.stdout.write(run.stderr)  # says so when the CPU has no native bf16
 
 
-def compile_model(model: Model, trainc, workdir, reps, tune=False):
+def compile_model(model: Model, trainc, workdir, reps, tune=False, isa=None):
     model.library = os.path.join(workdir, f"lib{model.name}.so")
     command = [trainc, "compile", model.onnx, "--batch", str(model.batch),
                "--optimizer", "sgd", "--lr", str(LR), "--momentum", str(MOMENTUM),
                "--loss", "softmax-cross-entropy", "-o", model.library, "--stats"]
+    if isa:
+        command += ["--cpu", ISA_CPU[isa]]
     if tune:  # the first compile times the kernels, the others read the cache
         command += ["--tune", "--tune-cache", os.path.join(workdir, "dispatch-times.json")]
     print("$", shlex.join(command), flush=True)
     for _ in range(reps):
         start = time.perf_counter()
-        run = subprocess.run(command, capture_output=True, text=True)
+        run = subprocess.run(command, capture_output=True, text=True,
+                             env=clean_env({}, isa))
         model.compile_seconds.append(time.perf_counter() - start)
         if run.returncode:
             raise SystemExit(f"trainc compile failed:\n{run.stderr}")
@@ -250,7 +271,7 @@ def run_once(model: Model, framework: Optional[Framework], config: Config, args,
     before = phases.probe(args.probe)
     try:
         run = subprocess.run(command, capture_output=True, text=True,
-                             env=clean_env(config.env), timeout=args.timeout)
+                             env=clean_env(config.env, args.isa), timeout=args.timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {args.timeout} s", "command": command}
     lines = [l for l in run.stdout.splitlines() if l.startswith("{")]
@@ -488,6 +509,9 @@ def main():
     parser.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     parser.add_argument("--workdir", default=None, help="default BUILD_DIR/bench")
     parser.add_argument("--venv", default=os.path.join(HERE, ".venv"))
+    parser.add_argument("--isa", choices=sorted(ISA_LIMITS),
+                        help="keep every framework to this ISA (an AVX2-only CPU's "
+                             "code paths on an AVX-512 machine; not ONNX Runtime)")
     parser.add_argument("--amp", choices=["bf16"],
                         help="also run trainc with --amp and PyTorch under autocast")
     parser.add_argument("--report", metavar="RESULTS_JSON",
@@ -529,6 +553,7 @@ def main():
             peers[name] = known[name]
 
     info = {"command": shlex.join([sys.executable] + sys.argv), "machine": machine(),
+            "isa": args.isa,
             "trainc": subprocess.run([trainc, "--version"], capture_output=True,
                                      text=True).stdout.strip()}
     print(f"{info['machine']['cpu']}, {info['machine']['cores']} cores; "
@@ -539,11 +564,11 @@ def main():
         model = Model(name, onnx_path(name, args.build_dir), spec.inputs[0][1][0],
                       os.path.join(args.workdir, name), [n for n, _, _ in spec.inputs])
         write_data(model)
-        compile_model(model, trainc, args.workdir, args.compile_reps, args.tune)
+        compile_model(model, trainc, args.workdir, args.compile_reps, args.tune, args.isa)
         models.append(model)
         plan = [("trainc", None, c) for c in configs(None, thread_counts, args.quick)]
         if args.amp:
-            compile_amp_model(model, trainc, args.workdir, args.amp)
+            compile_amp_model(model, trainc, args.workdir, args.amp, args.isa)
             plan += [(f"trainc-{args.amp}", None, c)
                      for c in configs(None, thread_counts, args.quick)]
         for peer_name, peer in peers.items():
