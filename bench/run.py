@@ -225,7 +225,8 @@ def compile_amp_model(model: Model, trainc, workdir, amp, isa=None):
     if isa:
         command += ["--cpu", ISA_CPU[isa]]
     print("$", shlex.join(command), flush=True)
-    run = subprocess.run(command, capture_output=True, text=True, env=clean_env({}, isa))
+    run = subprocess.run(command, capture_output=True, text=True,
+                         env=clean_env({}, isa) if isa else None)
     if run.returncode:
         raise SystemExit(f"trainc compile failed:\n{run.stderr}")
     sys.stdout.write(run.stderr)  # says so when the CPU has no native bf16
@@ -244,7 +245,7 @@ def compile_model(model: Model, trainc, workdir, reps, tune=False, isa=None):
     for _ in range(reps):
         start = time.perf_counter()
         run = subprocess.run(command, capture_output=True, text=True,
-                             env=clean_env({}, isa))
+                             env=clean_env({}, isa) if isa else None)
         model.compile_seconds.append(time.perf_counter() - start)
         if run.returncode:
             raise SystemExit(f"trainc compile failed:\n{run.stderr}")
