@@ -27,6 +27,7 @@ llvm::ArrayRef<int64_t> integers(LaunchOp launch, llvm::StringRef name);
 
 // ConvolutionRules.cpp
 bool smallPlaneConvWeight(LaunchOp launch, std::string &whyNot);
+bool singleChannelConvWeight(LaunchOp launch, std::string &whyNot);
 bool smallPlaneConvPaddedTaps(LaunchOp launch, std::string &whyNot);
 bool generatedDepthwiseForward(LaunchOp launch, std::string &whyNot);
 bool generatedDepthwiseInputGradient(LaunchOp launch, std::string &whyNot);

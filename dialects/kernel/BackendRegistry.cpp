@@ -534,6 +534,7 @@ llvm::ArrayRef<BackendRule> backendRules() {
       {"graph.conv_backward_input", "openblas", 25, smallPlaneConvPaddedTaps},
       {"graph.conv_backward_input", "dnnl", 20, dnnlConv},
       {"graph.conv_backward_weight", "openblas", 25, smallPlaneConvWeight},
+      {"graph.conv_backward_weight", "openblas", 24, singleChannelConvWeight},
       {"graph.conv_backward_weight", "dnnl", 20, dnnlConv},
       // Where the windows tile the input and are at most 2 wide along the
       // last dim, the generated max pooling and its gradient are faster
