@@ -44,10 +44,11 @@ def main():
 
     # 1. Estimated flops of @train_step's kernels against the shapes.
     table = stats.split("kernels of @train_step")[1].split("kernels of @eval")[0]
-    rows = {}
+    rows = {}  # kernel: (launches, MFLOP) over every backend that runs it
     for kernel, backend, launches, mflop, mb in re.findall(
             r"^\s+(\S+)\s+(\S+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)$", table, re.M):
-        rows[kernel] = (int(launches), float(mflop))
+        before = rows.get(kernel, (0, 0.0))
+        rows[kernel] = (before[0] + int(launches), before[1] + float(mflop))
     n = 8
     conv = 2 * n * 32 * 28 * 28 * 1 * 9 + 2 * n * 64 * 14 * 14 * 32 * 9
     # conv1's input gradient is not needed (the image is not trained).
