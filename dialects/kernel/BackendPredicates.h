@@ -1,8 +1,9 @@
 //===- BackendPredicates.h - the dispatch rules' predicates ----*- C++ -*-===//
 //
-// What the rule table of BackendRegistry.cpp and the convolution rules of
-// ConvolutionRules.cpp share. A predicate says whether a backend can run a
-// launch, and if not, why (`whyNot`). Internal to dialects/kernel.
+// What the rule table of BackendRegistry.cpp and the convolution and product
+// rules of ConvolutionRules.cpp and ProductRules.cpp share. A predicate says
+// whether a backend can run a launch, and if not, why (`whyNot`). Internal
+// to dialects/kernel.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TRAINC_DIALECTS_KERNEL_BACKENDPREDICATES_H
@@ -32,6 +33,9 @@ bool smallPlaneConvPaddedTaps(LaunchOp launch, std::string &whyNot);
 bool generatedDepthwiseForward(LaunchOp launch, std::string &whyNot);
 bool generatedDepthwiseInputGradient(LaunchOp launch, std::string &whyNot);
 bool generatedDepthwiseWeightGradient(LaunchOp launch, std::string &whyNot);
+
+// ProductRules.cpp
+bool smallTransposedLhsProducts(LaunchOp launch, std::string &whyNot);
 
 } // namespace trainc::kernel
 

@@ -518,6 +518,9 @@ llvm::ArrayRef<BackendRule> backendRules() {
       // numbers).
       {"graph.matmul", "cublas", 30, cublasProduct},
       {"graph.gemm", "cublas", 30, cublasProduct},
+      // Batches of small matrices read transposed: OpenBLAS on AVX-512
+      // targets (ProductRules.cpp).
+      {"graph.matmul", "openblas", 21, smallTransposedLhsProducts},
       {"graph.matmul", "dnnl", 20, dnnlMatmul},
       {"graph.gemm", "dnnl", 20, dnnlMatmul},
       // The CUDA target's convolutions: cuDNN wherever it applies.

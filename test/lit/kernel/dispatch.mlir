@@ -273,6 +273,36 @@ func.func @losses(%x: memref<8x10xf32>, %y: memref<8xi64>, %y32: memref<8xi32>, 
 
 // -----
 
+// Batches of small matrices whose lhs is a transpose of its last two dims
+// (attention's dV = P^T dO): OpenBLAS on AVX-512 targets, oneDNN on AVX2
+// (gemm:jit there reads a transposed lhs at full speed) and for an lhs
+// that is not read transposed, for larger matrices and for a batch of 2.
+// CHECK-LABEL: func.func @transposed_lhs
+// CHECK: kernel.launch "graph.transpose"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.matmul"{{.*}}backend = "openblas"
+// CHECK: kernel.launch "graph.matmul"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.transpose"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.matmul"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.transpose"{{.*}}backend = "generated"
+// CHECK: kernel.launch "graph.matmul"{{.*}}backend = "dnnl"
+// AVX2-LABEL: func.func @transposed_lhs
+// AVX2: kernel.launch "graph.matmul"{{.*}}backend = "dnnl"
+// AVX2: kernel.launch "graph.matmul"{{.*}}backend = "dnnl"
+// AVX2: kernel.launch "graph.matmul"{{.*}}backend = "dnnl"
+// AVX2: kernel.launch "graph.matmul"{{.*}}backend = "dnnl"
+func.func @transposed_lhs(%p: memref<64x64x64xf32>, %pt: memref<64x64x64xf32>, %do: memref<64x64x32xf32>, %dv: memref<64x64x32xf32>, %big: memref<12x128x128xf32>, %bigt: memref<12x128x128xf32>, %bdo: memref<12x128x64xf32>, %bdv: memref<12x128x64xf32>, %two: memref<2x64x64xf32>, %twot: memref<2x64x64xf32>, %tdo: memref<2x64x32xf32>, %tdv: memref<2x64x32xf32>) {
+  kernel.launch "graph.transpose"(%p) -> (%pt) {options = {perm = array<i64: 0, 2, 1>}} : (memref<64x64x64xf32>) -> memref<64x64x64xf32>
+  kernel.launch "graph.matmul"(%pt, %do) -> (%dv) {options = {}} : (memref<64x64x64xf32>, memref<64x64x32xf32>) -> memref<64x64x32xf32>
+  kernel.launch "graph.matmul"(%p, %do) -> (%dv) {options = {}} : (memref<64x64x64xf32>, memref<64x64x32xf32>) -> memref<64x64x32xf32>
+  kernel.launch "graph.transpose"(%big) -> (%bigt) {options = {perm = array<i64: 0, 2, 1>}} : (memref<12x128x128xf32>) -> memref<12x128x128xf32>
+  kernel.launch "graph.matmul"(%bigt, %bdo) -> (%bdv) {options = {}} : (memref<12x128x128xf32>, memref<12x128x64xf32>) -> memref<12x128x64xf32>
+  kernel.launch "graph.transpose"(%two) -> (%twot) {options = {perm = array<i64: 0, 2, 1>}} : (memref<2x64x64xf32>) -> memref<2x64x64xf32>
+  kernel.launch "graph.matmul"(%twot, %tdo) -> (%tdv) {options = {}} : (memref<2x64x64xf32>, memref<2x64x32xf32>) -> memref<2x64x32xf32>
+  return
+}
+
+// -----
+
 // bf16 storage around f32 products (--amp bf16-storage): a bf16 max
 // pooling whose windows tile the input runs the generated kernel on any
 // target; one they do not tile (3x3, stride 2, padded) is oneDNN's only on
