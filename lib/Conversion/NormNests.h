@@ -1,0 +1,100 @@
+//===- NormNests.h - what the normalization builders share ------*- C++ -*-===//
+//
+// The iteration space of a normalization and the nests that layer norm and
+// batch norm (GeneratedNormKernels.cpp) and batch norm over small planes
+// (GeneratedPlaneNormKernels.cpp) build their statistics and gradients
+// from. Internal to lib/Conversion.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TRAINC_LIB_CONVERSION_NORMNESTS_H
+#define TRAINC_LIB_CONVERSION_NORMNESTS_H
+
+#include "lib/Conversion/KernelBuilder.h"
+
+namespace trainc::conversion::norm {
+
+inline bool none(unsigned) { return false; }
+
+/// The iteration space of a normalization: statistics are indexed by the
+/// dims that are not reduced (a layer norm's rows, a batch norm's channels).
+struct NormSpace {
+  Space space;
+  unsigned tensorId, statisticId;
+  int64_t count = 1; ///< elements per statistic
+  SmallVector<bool> noReduction;
+
+  NormSpace(ArrayRef<int64_t> shape, llvm::function_ref<bool(unsigned)> reduced)
+      : space(shape) {
+    for (unsigned dim = 0; dim < shape.size(); ++dim) {
+      if (!reduced(dim))
+        continue;
+      space.reduction[dim] = true;
+      count *= shape[dim];
+    }
+    tensorId = space.addAllBut(none);
+    statisticId =
+        space.addAllBut([&](unsigned dim) { return space.reduction[dim]; });
+  }
+
+  /// Drops unit dims and merges contiguous ones; called once every operand
+  /// is added.
+  void simplify() {
+    space.dropUnitDims();
+    space.collapse();
+    noReduction.assign(space.domain.size(), false);
+  }
+
+  SmallVector<int64_t> shape(unsigned id) const { return space.shape(id); }
+  SmallVector<int64_t> statisticShape() const { return shape(statisticId); }
+};
+
+/// The element type of `operand`'s buffer.
+Type elementOf(Operand operand);
+
+/// Zeroes `sums` (unless `zeroed`: an earlier nest did), then adds
+/// term(elements of `inputs`) (one value per sum) into them over the
+/// `reduction` dims of `space`; returns the summing nest.
+loop::NestOp accumulate(KernelBuilder &kb, const Space &space,
+                        ArrayRef<Operand> inputs, ArrayRef<Operand> sums,
+                        ArrayRef<bool> reduction, Body term,
+                        bool zeroed = false);
+
+/// The means and inverse standard deviations (of `mean`'s type) from the
+/// moments `sum` and `squares` of `count` elements per statistic.
+void statisticsOf(KernelBuilder &kb, const NormSpace &ns, Value sum,
+                  Value squares, double count, double epsilon, Value mean,
+                  Value inverseStd);
+
+/// The batch mean, the output's factor and the running statistics per
+/// channel, `outputs` (mean, factor, new running mean and variance), from
+/// `inputs` (the f64 moments' sum and squares, scale, running mean and
+/// variance): ONNX's momentum convention; the running variance takes the
+/// unbiased batch variance, squares / (count - 1), as the reference does.
+void trainingStatistics(KernelBuilder &kb, const NormSpace &bn,
+                        ArrayRef<Value> inputs, ArrayRef<Value> outputs,
+                        double count, double epsilon, double momentum);
+
+/// (x - mean) * inverseStd from the elements of x, mean, inverseStd.
+Value normalize(OpBuilder &b, Location loc, Value x, Value mean,
+                Value inverseStd);
+
+/// The gradient of a normalization's input given g, the gradient of the
+/// normalized value, and the sums over the statistic's elements of g and of
+/// g * normalized (the statistics depend on every element):
+/// inverseStd / count * (count * g - sum(g) - normalized * sum(g *
+/// normalized)).
+Value normalizationGradient(OpBuilder &b, Location loc, Value g,
+                            Value normalized, Value sumG, Value sumGNormalized,
+                            Value inverseStd, double count);
+
+// GeneratedPlaneNormKernels.cpp: a batch norm over planes of more than one
+// element and fewer than a vector, built over [N, C * P]; false (nothing
+// built) for other planes.
+bool batchNormTrainingOverPlanes(KernelBuilder &kb, const NormSpace &bn,
+                                 double epsilon, double momentum);
+bool batchNormBackwardOverPlanes(KernelBuilder &kb, const NormSpace &bn,
+                                 double epsilon);
+
+} // namespace trainc::conversion::norm
+
+#endif
