@@ -1,4 +1,4 @@
-//===- Session.cpp - the C API: sessions, steps, parameters ---------------===//
+//===- Session.cpp - opening a session, running its functions ------------===//
 //
 // A session is built from the manifest the compiler embedded in the model:
 // it allocates every persistent tensor (initialized from the embedded
@@ -33,6 +33,8 @@ namespace trainc::rt {
 
 static thread_local std::string lastError;
 
+const char *lastErrorMessage() { return lastError.c_str(); }
+
 trainc_status fail(trainc_status status, const std::string &message) {
   lastError = message;
   return status;
@@ -54,6 +56,16 @@ static std::unordered_set<const trainc_session *> &openSessions() {
 bool isOpen(const trainc_session *session) {
   std::lock_guard<std::mutex> lock(openSessionsMutex);
   return session && openSessions().count(session);
+}
+
+void registerSession(const trainc_session *session) {
+  std::lock_guard<std::mutex> lock(openSessionsMutex);
+  openSessions().insert(session);
+}
+
+bool unregisterSession(const trainc_session *session) {
+  std::lock_guard<std::mutex> lock(openSessionsMutex);
+  return session && openSessions().erase(session);
 }
 
 /// TRAINC_ERROR_OUT_OF_MEMORY naming what `bytes` were for.
@@ -168,7 +180,8 @@ static bool parseFunction(const nlohmann::json &json, FunctionInfo &function,
 }
 
 /// CPU features the code was compiled for that this CPU lacks.
-static std::vector<std::string> missingCpuFeatures(const nlohmann::json &needed) {
+static std::vector<std::string>
+missingCpuFeatures(const nlohmann::json &needed) {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line, flags;
   while (std::getline(cpuinfo, line))
@@ -264,8 +277,8 @@ static void releaseEmbeddedWeights(const nlohmann::json &weights) {
     madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
 }
 
-static trainc_status openSession(const trainc_session_options *options,
-                                 Session &session) {
+trainc_status openSession(const trainc_session_options *options,
+                          Session &session) {
   nlohmann::json manifest =
       nlohmann::json::parse(trainc_model_manifest, nullptr, false);
   if (manifest.is_discarded())
@@ -273,7 +286,8 @@ static trainc_status openSession(const trainc_session_options *options,
   try {
     if (manifest.at("format").get<int>() != 1)
       return fail(TRAINC_ERROR_INTERNAL, "unknown manifest format");
-    auto missing = missingCpuFeatures(manifest.at("cpu").at("checked_features"));
+    auto missing =
+        missingCpuFeatures(manifest.at("cpu").at("checked_features"));
     if (!missing.empty()) {
       std::string list;
       for (const auto &feature : missing)
@@ -286,7 +300,8 @@ static trainc_status openSession(const trainc_session_options *options,
     std::string error;
     if (!parseFunction(manifest.at("functions").at("train_step"),
                        session.trainStep, error) ||
-        !parseFunction(manifest.at("functions").at("eval"), session.eval, error))
+        !parseFunction(manifest.at("functions").at("eval"), session.eval,
+                       error))
       return fail(TRAINC_ERROR_INTERNAL, error);
     if (manifest.at("functions").contains("refresh_weight_copies")) {
       if (!trainc_model_refresh_weight_copies)
@@ -425,9 +440,8 @@ static trainc_status openSession(const trainc_session_options *options,
   return storeInLibraryLayouts(session);
 }
 
-/// Checks a caller's tensor against the argument it feeds.
-static trainc_status checkTensor(const trainc_tensor *tensor,
-                                 const ArgumentInfo &argument) {
+trainc_status checkTensor(const trainc_tensor *tensor,
+                          const ArgumentInfo &argument) {
   if (!tensor || !tensor->data)
     return fail(TRAINC_ERROR_INVALID_ARGUMENT,
                 "tensor for '" + argument.name + "' is null");
@@ -436,27 +450,27 @@ static trainc_status checkTensor(const trainc_tensor *tensor,
     return fail(TRAINC_ERROR_INVALID_ARGUMENT,
                 "tensor for '" + argument.name + "' should be " +
                     dtypeName(argument.type.dtype));
-  bool same = tensor->rank == static_cast<int32_t>(argument.type.shape.size()) &&
-              (tensor->rank == 0 || tensor->shape);
+  bool same =
+      tensor->rank == static_cast<int32_t>(argument.type.shape.size()) &&
+      (tensor->rank == 0 || tensor->shape);
   for (int32_t i = 0; same && i < tensor->rank; ++i)
     same = tensor->shape[i] == argument.type.shape[i];
   if (!same) {
     std::string expected;
     for (int64_t d : argument.type.shape)
       expected += (expected.empty() ? "" : "x") + std::to_string(d);
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
-                "tensor for '" + argument.name + "' should have shape [" +
-                    expected + "]");
+    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "tensor for '" + argument.name +
+                                                   "' should have shape [" +
+                                                   expected + "]");
   }
   return TRAINC_OK;
 }
 
-/// Runs `entry` with the caller's tensors bound to inputs/labels/outputs.
-static trainc_status run(Session &session, const FunctionInfo &function,
-                         int32_t (*entry)(void *, void *const *, void *),
-                         const trainc_tensor *inputs, int32_t numInputs,
-                         const trainc_tensor *labels, trainc_tensor *outputs,
-                         int32_t numOutputs) {
+trainc_status run(Session &session, const FunctionInfo &function,
+                  int32_t (*entry)(void *, void *const *, void *),
+                  const trainc_tensor *inputs, int32_t numInputs,
+                  const trainc_tensor *labels, trainc_tensor *outputs,
+                  int32_t numOutputs) {
   std::vector<void *> arguments;
   int32_t nextInput = 0, nextOutput = 0;
   for (const ArgumentInfo &argument : function.arguments) {
@@ -499,15 +513,13 @@ static trainc_status run(Session &session, const FunctionInfo &function,
   if (session.cuda)
     return runOnDevice(session, function, entry, arguments);
   session.launchState.error.clear();
-  if (int32_t status = entry(&session.launchState, arguments.data(),
-                             session.arena.data()))
+  if (int32_t status =
+          entry(&session.launchState, arguments.data(), session.arena.data()))
     return fail(static_cast<trainc_status>(status), session.launchState.error);
   return TRAINC_OK;
 }
 
-/// Casts the parameters into their low-precision copies if they changed
-/// from outside since the last step (or none ran yet).
-static trainc_status refreshWeightCopies(Session &session) {
+trainc_status refreshWeightCopies(Session &session) {
   if (!session.copiesStale)
     return TRAINC_OK;
   if (trainc_status status = run(session, session.refreshCopies,
@@ -523,10 +535,6 @@ static trainc_status refreshWeightCopies(Session &session) {
 using namespace trainc::rt;
 
 extern "C" {
-
-int32_t trainc_api_version(void) { return TRAINC_API_VERSION; }
-const char *trainc_manifest(void) { return trainc_model_manifest; }
-const char *trainc_last_error(void) { return lastError.c_str(); }
 
 int32_t trainc_rt_launch(void *state, const char *descriptor,
                          void *const *inputs, void *const *outputs) {
@@ -552,204 +560,6 @@ int32_t trainc_rt_check_failed(void *state, const char *message,
     error.replace(at, 2, std::to_string(status));
   static_cast<LaunchState *>(state)->error = error;
   return TRAINC_ERROR_KERNEL;
-}
-
-trainc_status trainc_session_open(const trainc_session_options *options,
-                                  trainc_session **session) {
-  if (!session)
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "session pointer is null");
-  *session = nullptr;
-  if (options && options->num_threads < 0)
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
-                "num_threads must be 0 (all cores) or positive, got " +
-                    std::to_string(options->num_threads));
-  auto created = std::unique_ptr<trainc_session>(new (std::nothrow) trainc_session);
-  if (!created)
-    return fail(TRAINC_ERROR_INTERNAL, "out of memory");
-  if (trainc_status status = openSession(options, *created))
-    return status;
-  std::lock_guard<std::mutex> lock(openSessionsMutex);
-  *session = created.release();
-  openSessions().insert(*session);
-  return TRAINC_OK;
-}
-
-void trainc_session_close(trainc_session *session) {
-  {
-    std::lock_guard<std::mutex> lock(openSessionsMutex);
-    if (!session || !openSessions().erase(session))
-      return;
-  }
-  delete session;
-}
-
-trainc_status trainc_get_memory(const trainc_session *session,
-                                size_t *arena_bytes,
-                                size_t *library_scratch_bytes) {
-  if (!isOpen(session))
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
-  if (arena_bytes)
-    *arena_bytes = session->arena.size();
-  if (library_scratch_bytes)
-    *library_scratch_bytes = session->launchState.libraryScratch.size();
-  return TRAINC_OK;
-}
-
-trainc_status trainc_set_learning_rate(trainc_session *session, double lr) {
-  if (!isOpen(session))
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
-  if (!(lr > 0))
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
-                "the learning rate must be positive");
-  if (session->persistent.count("learning_rate")) {
-    float value = static_cast<float>(lr);
-    std::memcpy(session->hostDataForWrite("learning_rate"), &value,
-                sizeof(value));
-  }
-  return TRAINC_OK;
-}
-
-trainc_status trainc_get_learning_rate(const trainc_session *session,
-                                       double *lr) {
-  if (!isOpen(session))
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
-  if (!lr)
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
-  float value = 0;
-  if (session->persistent.count("learning_rate")) {
-    const void *stored = session->hostData("learning_rate");
-    if (!stored)
-      return TRAINC_ERROR_DEVICE;
-    std::memcpy(&value, stored, sizeof(value));
-  }
-  *lr = value;
-  return TRAINC_OK;
-}
-
-trainc_status trainc_get_step(const trainc_session *session, int64_t *step) {
-  if (!isOpen(session))
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
-  if (!step)
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
-  *step = session->step();
-  return TRAINC_OK;
-}
-
-trainc_status trainc_get_loss_scale(const trainc_session *session,
-                                    double *scale, int64_t *skipped_steps) {
-  if (!isOpen(session))
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
-  auto scaleTensor = session->persistent.find("amp.loss_scale");
-  auto skippedTensor = session->persistent.find("amp.skipped_steps");
-  if (scaleTensor == session->persistent.end() ||
-      skippedTensor == session->persistent.end())
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
-                "the model has no loss scaling (compile it with --amp fp16)");
-  const void *scaleData = session->hostData("amp.loss_scale");
-  const void *skippedData = session->hostData("amp.skipped_steps");
-  if (!scaleData || !skippedData)
-    return TRAINC_ERROR_DEVICE;
-  if (scale)
-    *scale = *static_cast<const float *>(scaleData);
-  if (skipped_steps)
-    *skipped_steps = *static_cast<const int64_t *>(skippedData);
-  return TRAINC_OK;
-}
-
-trainc_status trainc_train_step(trainc_session *session,
-                                const trainc_tensor *inputs,
-                                int32_t num_inputs,
-                                const trainc_tensor *labels, float *loss) {
-  if (!isOpen(session))
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
-  if (trainc_status status = refreshWeightCopies(*session))
-    return status;
-  if (trainc_status status =
-          run(*session, session->trainStep, trainc_model_train_step, inputs,
-              num_inputs, labels, nullptr, 0))
-    return status;
-  auto it = session->scratch.find("loss");
-  float value = it == session->scratch.end()
-                    ? 0.0f
-                    : *static_cast<const float *>(it->second.second.data());
-  if (loss)
-    *loss = value;
-  if (!std::isfinite(value))
-    return fail(TRAINC_ERROR_NOT_FINITE,
-                "the loss of step " + std::to_string(session->step()) + " is " +
-                    (std::isnan(value) ? "NaN" : "infinite") +
-                    ": a NaN or an infinity in the data, the weights or a "
-                    "kernel");
-  return TRAINC_OK;
-}
-
-trainc_status trainc_forward(trainc_session *session,
-                             const trainc_tensor *inputs, int32_t num_inputs,
-                             trainc_tensor *outputs, int32_t num_outputs) {
-  if (!isOpen(session))
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
-  if (!outputs)
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "outputs is null");
-  // @eval reads the copies that hold a parameter's live taps.
-  if (!session->windows.empty())
-    if (trainc_status status = refreshWeightCopies(*session))
-      return status;
-  return run(*session, session->eval, trainc_model_eval, inputs, num_inputs,
-             nullptr, outputs, num_outputs);
-}
-
-int32_t trainc_num_parameters(const trainc_session *session) {
-  return isOpen(session) ? static_cast<int32_t>(session->parameterNames.size())
-                         : 0;
-}
-
-const char *trainc_parameter_name(const trainc_session *session, int32_t i) {
-  if (!isOpen(session) || i < 0 ||
-      i >= static_cast<int32_t>(session->parameterNames.size()))
-    return nullptr;
-  return session->parameterNames[i].c_str();
-}
-
-trainc_status trainc_get_parameter(const trainc_session *session,
-                                   const char *name, trainc_tensor *out) {
-  if (!isOpen(session))
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
-  if (!name || !out)
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
-  auto it = session->persistent.find(name);
-  if (it == session->persistent.end())
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
-                std::string("no parameter '") + name + "'");
-  ArgumentInfo argument{name, "parameter", it->second.first};
-  if (trainc_status status = checkTensor(out, argument))
-    return status;
-  return session->readDense(name, out->data);
-}
-
-trainc_status trainc_set_parameter(trainc_session *session, const char *name,
-                                   const trainc_tensor *value) {
-  if (!isOpen(session))
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, kNotOpen);
-  if (!name || !value)
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT, "null argument");
-  auto it = session->persistent.find(name);
-  if (it == session->persistent.end())
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
-                std::string("no parameter '") + name + "'");
-  if (!isSavedState(*session, name))
-    return fail(TRAINC_ERROR_INVALID_ARGUMENT,
-                std::string("'") + name +
-                    "' is a weight copy the library makes from its "
-                    "parameter: set the parameter");
-  ArgumentInfo argument{name, "parameter", it->second.first};
-  if (trainc_status status = checkTensor(value, argument))
-    return status;
-  // The other windowed parameters keep their live taps: into the
-  // parameters, from which every copy is made again.
-  session->syncWindows();
-  session->writeDense(name, value->data);
-  session->copiesStale = !session->weightCopies.empty();
-  return TRAINC_OK;
 }
 
 } // extern "C"

@@ -189,6 +189,32 @@ namespace trainc::rt {
 bool isOpen(const trainc_session *session);
 /// The message of a call on a session that is not open.
 inline constexpr const char *kNotOpen = "the session is null or closed";
+/// Adds `session` to the open ones (trainc_session_open).
+void registerSession(const trainc_session *session);
+/// Removes `session` from the open ones; false if it was not open
+/// (trainc_session_close then leaves it alone).
+bool unregisterSession(const trainc_session *session);
+
+// Session.cpp, for the C API (SessionApi.cpp).
+
+/// This thread's last error message (fail).
+const char *lastErrorMessage();
+/// Builds `session` from the manifest and `options` (null: defaults).
+trainc_status openSession(const trainc_session_options *options,
+                          Session &session);
+/// Checks a caller's tensor against the argument it feeds.
+trainc_status checkTensor(const trainc_tensor *tensor,
+                          const ArgumentInfo &argument);
+/// Runs `entry` with the caller's tensors bound to inputs, labels and
+/// outputs.
+trainc_status run(Session &session, const FunctionInfo &function,
+                  int32_t (*entry)(void *, void *const *, void *),
+                  const trainc_tensor *inputs, int32_t numInputs,
+                  const trainc_tensor *labels, trainc_tensor *outputs,
+                  int32_t numOutputs);
+/// Casts the parameters into their low-precision copies if they changed
+/// from outside since the last step (or none ran yet).
+trainc_status refreshWeightCopies(Session &session);
 } // namespace trainc::rt
 
 #endif
