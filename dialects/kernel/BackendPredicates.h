@@ -26,6 +26,28 @@ llvm::ArrayRef<int64_t> shapeOf(mlir::Value buffer);
 /// An integer-array option of the launch, empty when absent.
 llvm::ArrayRef<int64_t> integers(LaunchOp launch, llvm::StringRef name);
 
+// BackendPredicates.cpp: what each backend takes (docs at the definitions).
+bool always(LaunchOp launch, std::string &whyNot);
+bool referenceKernel(LaunchOp launch, std::string &whyNot);
+bool float32OrMask(LaunchOp launch, std::string &whyNot);
+bool floatOrMask(LaunchOp launch, std::string &whyNot);
+bool floatOrInteger(LaunchOp launch, std::string &whyNot);
+bool floatOrIntegerOrMask(LaunchOp launch, std::string &whyNot);
+bool dnnlConv(LaunchOp launch, std::string &whyNot);
+bool dnnlMatmul(LaunchOp launch, std::string &whyNot);
+bool dnnlPool(LaunchOp launch, std::string &whyNot);
+bool cublasProduct(LaunchOp launch, std::string &whyNot);
+bool cudnnConv(LaunchOp launch, std::string &whyNot);
+bool generatedCast(LaunchOp launch, std::string &whyNot);
+bool float32ClassLoss(LaunchOp launch, std::string &whyNot);
+bool float32ArgMax(LaunchOp launch, std::string &whyNot);
+bool allFloat32Mask(LaunchOp launch, std::string &whyNot);
+bool generatedGather(LaunchOp launch, std::string &whyNot);
+bool dnnlBatchNorm(LaunchOp launch, std::string &whyNot);
+bool generatedBatchNorm(LaunchOp launch, std::string &whyNot);
+bool generatedMaxPool(LaunchOp launch, std::string &whyNot);
+bool generatedMaxPoolVectorized(LaunchOp launch, std::string &whyNot);
+
 // ConvolutionRules.cpp
 bool smallPlaneConvWeight(LaunchOp launch, std::string &whyNot);
 bool singleChannelConvWeight(LaunchOp launch, std::string &whyNot);
