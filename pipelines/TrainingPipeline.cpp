@@ -92,6 +92,8 @@ void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
     pm.addPass(kernel::createKeepWeightCopiesPass());
     pm.addPass(kernel::createCompactWindowUpdatesPass());
   }
+  // Last before the loop nests: the passes above read slices' options.
+  pm.addPass(kernel::createFoldSliceTransposesPass());
   conversion::KernelToLoopPassOptions toLoop;
   toLoop.vectorLanes = vectorLanes;
   pm.addPass(conversion::createKernelToLoopPass(toLoop));

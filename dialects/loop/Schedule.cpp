@@ -119,8 +119,12 @@ ScheduleAttr defaultSchedule(MLIRContext *context, ArrayRef<int64_t> domain,
   // with a stride of whole planes, often a multiple of 4 KiB, and the rows
   // evict each other from L1. Blocks of 4 x 2 rows (4 of the input's
   // neighbouring rows, 2 of the output's) move at copy speed: a 64x64x32
-  // bf16 head transpose took 7.3 instead of 26 us on a Zen 4.
-  if (vectorize && !sums && rank >= 3 &&
+  // bf16 head transpose took 7.3 instead of 26 us on a Zen 4. Rank 3
+  // only: over 4 dims (heads split out, [0, 2, 1, 3] of 16x64x4x32, alone
+  // or fused with a scale or the slice of a packed projection) the blocks
+  // ran 2-3x slower than rows one at a time (f32 13-20 against 6-9 us,
+  // bf16 6-14 against 3-7; Zen 4, 2 threads).
+  if (vectorize && !sums && rank == 3 &&
       tile[inner] <= kPermutedRowLanes * vectorLanes) {
     // The dimension indexing the rows of a buffer read or written as a
     // permutation of the domain (-1 for other maps).

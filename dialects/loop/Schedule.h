@@ -18,8 +18,8 @@ inline constexpr int64_t innerTile(int64_t vectorLanes) {
 /// Innermost dimensions shorter than this (but longer than 1) run as
 /// scalar loops.
 inline constexpr int64_t kMinVectorExtent = 4;
-/// Rows of at most this many vectors that a nest reads in another order
-/// than it writes them are moved in blocks of 4 x 2 rows.
+/// Rows of at most this many vectors that a nest over 3 dims reads in
+/// another order than it writes them are moved in blocks of 4 x 2 rows.
 inline constexpr int64_t kPermutedRowLanes = 2;
 /// Nests with fewer points run on one thread (forking costs more).
 inline constexpr int64_t kParallelPoints = 32768;
@@ -35,8 +35,8 @@ inline constexpr int64_t kParallelPoints = 32768;
 ///    dimensions have tiles of 1 (all of them when the nest is not
 ///    vectorized for its extent or a map sums dimensions: such nests run
 ///    as scalar loops);
-///  * a vectorized nest whose rows (the innermost tile) are at most
-///    kPermutedRowLanes vectors long and that reads an input's rows in
+///  * a vectorized nest over 3 dims whose rows (the innermost tile) are at
+///    most kPermutedRowLanes vectors long and that reads an input's rows in
 ///    another order than it writes its output's (a transpose keeping the
 ///    innermost dim) tiles the input's row dimension by 4 and the output's
 ///    by 2, so that the rows of each block are read and written together;

@@ -60,18 +60,54 @@ LogicalResult sliceGeometry(KernelBuilder &kb, ArrayRef<int64_t> full,
 
 } // namespace
 
+/// graph.slice; with `perm` (--trainc-fold-slice-transposes), the
+/// transpose of the slice: output axis a is the window's axis perm[a], the
+/// input seen as `source_shape` and the window given by `starts` and
+/// `ends` on those dims.
 LogicalResult buildSlice(KernelBuilder &kb) {
-  ArrayRef<int64_t> full = kb.inputType(0).getShape();
-  ArrayRef<int64_t> part = kb.outputType(0).getShape();
+  ArrayRef<int64_t> perm = kb.integers("perm");
+  SmallVector<int64_t> full(perm.empty() ? kb.inputType(0).getShape()
+                                         : kb.integers("source_shape"));
+  SmallVector<int64_t> part(kb.outputType(0).getShape());
+  if (!perm.empty()) {
+    ArrayRef<int64_t> starts = kb.integers("starts"), ends = kb.integers("ends");
+    SmallVector<int64_t> sorted(perm);
+    llvm::sort(sorted);
+    if (starts.size() != full.size() || ends.size() != full.size() ||
+        perm.size() != full.size() ||
+        !llvm::equal(sorted, llvm::seq<int64_t>(0, full.size())))
+      return kb.launch.emitError("a permuted slice needs its source shape, "
+                                 "window and permutation on one rank");
+    part.clear();
+    for (auto [start, end] : llvm::zip(starts, ends))
+      part.push_back(end - start);
+  }
   SmallVector<int64_t> starts, steps;
   if (failed(sliceGeometry(kb, full, part, starts, steps)))
     return failure();
   MLIRContext *context = kb.builder.getContext();
   unsigned rank = part.size();
   SmallVector<int64_t> ones(rank, 1), zeros(rank, 0);
-  kb.nest(part, SmallVector<bool>(rank, false), {kb.input(0, full)},
-          {kb.output(0, part)},
-          {shifted(context, rank, steps, starts),
+  if (perm.empty()) {
+    kb.nest(part, SmallVector<bool>(rank, false), {kb.input(0, full)},
+            {kb.output(0, part)},
+            {shifted(context, rank, steps, starts),
+             shifted(context, rank, ones, zeros)},
+            copyBody);
+    return success();
+  }
+  // Over the output's dims: input dim k is read at output dim inverse[k].
+  SmallVector<int64_t> output, inverse(rank);
+  SmallVector<AffineExpr> reads(rank);
+  for (auto [axis, source] : llvm::enumerate(perm)) {
+    output.push_back(part[source]);
+    inverse[source] = axis;
+  }
+  for (unsigned k = 0; k < rank; ++k)
+    reads[k] = getAffineDimExpr(inverse[k], context) * steps[k] + starts[k];
+  kb.nest(output, SmallVector<bool>(rank, false), {kb.input(0, full)},
+          {kb.output(0, output)},
+          {AffineMap::get(rank, 0, reads, context),
            shifted(context, rank, ones, zeros)},
           copyBody);
   return success();

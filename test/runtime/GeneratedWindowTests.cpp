@@ -154,6 +154,34 @@ TEST_CASE("generated slice and slice_backward move elements exactly",
   }
 }
 
+TEST_CASE("a generated slice with perm writes the transposed window",
+          "[generated][slice]") {
+  // --trainc-fold-slice-transposes' launch for the Transformer's keys: the
+  // window [128:256] of a [64, 16, 384] projection, viewed as 4 heads of
+  // 32 and transposed to [64, 64, 32] (head-major), read on the refined
+  // source [64, 16, 12, 32].
+  HostTensor y = randomTensor(DType::F32, {64, 16, 384});
+  GeneratedRun run = runGenerated(
+      {"graph.slice",
+       {y},
+       {{DType::F32, {64, 64, 32}}},
+       {ints("source_shape", {64, 16, 12, 32}), ints("starts", {0, 0, 4, 0}),
+        ints("ends", {64, 16, 8, 32}), ints("steps", {1, 1, 1, 1}),
+        ints("perm", {1, 2, 0, 3})}});
+  REQUIRE(run.outputs.size() == 1);
+  const std::vector<double> &out = run.outputs[0].data;
+  REQUIRE(out.size() == 64 * 64 * 32);
+  size_t wrong = 0;
+  for (int64_t bh = 0; bh < 64; ++bh)
+    for (int64_t s = 0; s < 64; ++s)
+      for (int64_t d = 0; d < 32; ++d) {
+        int64_t b = bh / 4, h = bh % 4;
+        double expected = y.data[(s * 16 + b) * 384 + 128 + h * 32 + d];
+        wrong += out[(bh * 64 + s) * 32 + d] != expected;
+      }
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("generated concat moves elements exactly", "[generated][slice]") {
   for (DType dtype : {DType::F32, DType::I64})
     for (int64_t axis = 0; axis < 3; ++axis) {

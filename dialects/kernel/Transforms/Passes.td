@@ -65,6 +65,29 @@ def FoldTransposesPass : Pass<"trainc-fold-transposes", "mlir::ModuleOp"> {
   let dependentDialects = ["::trainc::kernel::KernelDialect"];
 }
 
+def FoldSliceTransposesPass
+    : Pass<"trainc-fold-slice-transposes", "mlir::ModuleOp"> {
+  let summary = "A slice read only by a transpose becomes one strided copy";
+  let description = [{
+    Attention splits a packed projection into queries, keys and values and
+    each into heads: a `graph.slice` of the product (a copy), a view as
+    heads, a `graph.transpose` (a second copy). Where a generated slice
+    with unit steps writes an allocation that nothing but a generated
+    transpose reads (directly or through one `kernel.view`), and the
+    slice's input is not written between the two, both become one
+    generated `graph.slice` launch from the slice's input to the
+    transpose's output, with options on a common refinement of the
+    sliced shape and the viewed one: `source_shape` (the input seen on
+    the refined dims), `starts`, `ends`, `steps` (the window there) and
+    `perm` (output axis a reads the window's refined dim perm[a]). A
+    window that does not fall on whole refined dims, or shapes with no
+    common refinement, leave the launches alone. CPU target only; runs
+    right before --trainc-kernel-to-loop, after every pass that reads a
+    slice's options.
+  }];
+  let dependentDialects = ["::trainc::kernel::KernelDialect"];
+}
+
 def FuseActivationsPass : Pass<"trainc-fuse-activations", "mlir::ModuleOp"> {
   let summary = "Bias adds and ReLUs after oneDNN products as epilogues";
   let description = [{

@@ -486,3 +486,32 @@ func.func @small_planes(%x: memref<32x256x2x2xf32>, %c: memref<256xf32>, %y: mem
   kernel.launch "graph.batch_norm_training"(%big, %c, %c, %c, %c) -> (%ybig, %m, %v) {backend = "generated", options = {epsilon = 1.0e-05 : f64, momentum = 0.9 : f64}} : (memref<128x256x2x2xf32>, memref<256xf32>, memref<256xf32>, memref<256xf32>, memref<256xf32>) -> (memref<128x256x2x2xf32>, memref<256xf32>, memref<256xf32>)
   return
 }
+
+// -----
+
+// A slice with `perm` (--trainc-fold-slice-transposes): a nest over the
+// output's dims, the input seen as `source_shape` and read at the window's
+// start, permuted; rows of one vector, one at a time.
+// CHECK-DAG: #[[WINDOW:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d1 + 4, d3)>
+// CHECK-LABEL: func.func private @generated_slice
+// CHECK-SAME: (%[[IN:.*]]: memref<64x16x12x32xf32>, %[[OUT:.*]]: memref<16x4x64x32xf32>)
+// CHECK: loop.nest ins(%[[IN]] : memref<64x16x12x32xf32>) outs(%[[OUT]] : memref<16x4x64x32xf32>) domain = [16, 4, 64, 32] schedule = <parallel = 0, tile = [1, 1, 1, 32], vectorize = true> attributes {indexing_maps = [#[[WINDOW]],
+func.func @permuted_slice(%y: memref<64x16x384xf32>, %k: memref<64x64x32xf32>) {
+  kernel.launch "graph.slice"(%y) -> (%k) {backend = "generated", options = {ends = array<i64: 64, 16, 8, 32>, perm = array<i64: 1, 2, 0, 3>, source_shape = array<i64: 64, 16, 12, 32>, starts = array<i64: 0, 0, 4, 0>, steps = array<i64: 1, 1, 1, 1>}} : (memref<64x16x384xf32>) -> memref<64x64x32xf32>
+  return
+}
+
+// -----
+
+// Head transposes keeping rows of at most 2 vectors: over 3 dims in blocks
+// of 4 input rows x 2 output rows; over 4 dims a row at a time (the blocks
+// ran 2-3x slower there).
+// CHECK-LABEL: func.func private @generated_transpose(
+// CHECK: domain = [64, 64, 32] schedule = <parallel = 0, tile = [4, 2, 32], vectorize = true>
+// CHECK-LABEL: func.func private @generated_transpose_0(
+// CHECK: domain = [16, 4, 64, 32] schedule = <parallel = 0, tile = [1, 1, 1, 32], vectorize = true>
+func.func @head_transposes(%x: memref<64x64x32xf32>, %y: memref<64x64x32xf32>, %a: memref<16x64x4x32xf32>, %b: memref<16x4x64x32xf32>) {
+  kernel.launch "graph.transpose"(%x) -> (%y) {backend = "generated", options = {perm = array<i64: 1, 0, 2>}} : (memref<64x64x32xf32>) -> memref<64x64x32xf32>
+  kernel.launch "graph.transpose"(%a) -> (%b) {backend = "generated", options = {perm = array<i64: 0, 2, 1, 3>}} : (memref<16x64x4x32xf32>) -> memref<16x4x64x32xf32>
+  return
+}
