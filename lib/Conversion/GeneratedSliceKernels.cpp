@@ -70,7 +70,8 @@ LogicalResult buildSlice(KernelBuilder &kb) {
                                          : kb.integers("source_shape"));
   SmallVector<int64_t> part(kb.outputType(0).getShape());
   if (!perm.empty()) {
-    ArrayRef<int64_t> starts = kb.integers("starts"), ends = kb.integers("ends");
+    ArrayRef<int64_t> starts = kb.integers("starts"),
+                      ends = kb.integers("ends");
     SmallVector<int64_t> sorted(perm);
     llvm::sort(sorted);
     if (starts.size() != full.size() || ends.size() != full.size() ||

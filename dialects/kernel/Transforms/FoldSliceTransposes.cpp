@@ -152,7 +152,8 @@ struct FoldSliceTransposesPass
     auto sourceType = cast<MemRefType>(source.getType());
     auto slicedType = cast<MemRefType>(sliced.getType());
     auto readType = cast<MemRefType>(read.getType());
-    ArrayRef<int64_t> starts = ints(slice, "starts"), steps = ints(slice, "steps");
+    ArrayRef<int64_t> starts = ints(slice, "starts"),
+                      steps = ints(slice, "steps");
     ArrayRef<int64_t> perm = ints(transpose, "perm");
     size_t rank = slicedType.getRank();
     if (starts.size() != rank || steps.size() != rank ||
