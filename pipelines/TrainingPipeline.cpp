@@ -94,6 +94,7 @@ void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
   }
   // Last before the loop nests: the passes above read slices' options.
   pm.addPass(kernel::createFoldSliceTransposesPass());
+  pm.addPass(kernel::createFoldConcatTransposesPass());
   conversion::KernelToLoopPassOptions toLoop;
   toLoop.vectorLanes = vectorLanes;
   pm.addPass(conversion::createKernelToLoopPass(toLoop));

@@ -169,9 +169,8 @@ LogicalResult buildSliceBackward(KernelBuilder &kb) {
   MLIRContext *context = kb.builder.getContext();
   unsigned rank = part.size();
   Space whole(full);
-  Operand gradInput{kb.output(0, full), whole.addAllBut([](unsigned) {
-                      return false;
-                    })};
+  Operand gradInput{kb.output(0, full),
+                    whole.addAllBut([](unsigned) { return false; })};
   kb.fill(whole, gradInput, 0.0);
   SmallVector<int64_t> ones(rank, 1), zeros(rank, 0);
   kb.nest(part, SmallVector<bool>(rank, false), {kb.input(0, part)},
@@ -182,8 +181,51 @@ LogicalResult buildSliceBackward(KernelBuilder &kb) {
   return success();
 }
 
+namespace {
+/// graph.concat with `perms` (--trainc-fold-concat-transposes): input i,
+/// seen as its slice of `source_shapes`, permuted by its slice of `perms`
+/// (window axis j reads the input's axis perm[j]), into its window of the
+/// output seen as `output_shape`, along `axis`.
+LogicalResult buildPermutedConcat(KernelBuilder &kb, int64_t axis) {
+  ArrayRef<int64_t> shape = kb.integers("output_shape");
+  ArrayRef<int64_t> shapes = kb.integers("source_shapes");
+  ArrayRef<int64_t> perms = kb.integers("perms");
+  size_t rank = shape.size(), numInputs = kb.launch.getInputs().size();
+  if (rank == 0 || axis >= int64_t(rank) || shapes.size() != rank * numInputs ||
+      perms.size() != rank * numInputs)
+    return kb.launch.emitError("a permuted concat needs its output shape, "
+                               "and a source shape and permutation of that "
+                               "rank per input");
+  MLIRContext *context = kb.builder.getContext();
+  Value output = kb.output(0, shape);
+  SmallVector<int64_t> offsets(rank, 0), ones(rank, 1);
+  for (size_t i = 0; i < numInputs; ++i) {
+    ArrayRef<int64_t> source = shapes.slice(i * rank, rank);
+    ArrayRef<int64_t> perm = perms.slice(i * rank, rank);
+    SmallVector<int64_t> window;
+    SmallVector<AffineExpr> reads(rank);
+    for (auto [j, k] : llvm::enumerate(perm)) {
+      if (k < 0 || k >= int64_t(rank) || reads[k])
+        return kb.launch.emitError("a permuted concat's perms must permute "
+                                   "each input's dims");
+      window.push_back(source[k]);
+      reads[k] = getAffineDimExpr(j, context);
+    }
+    kb.nest(window, SmallVector<bool>(rank, false), {kb.input(i, source)},
+            {output},
+            {AffineMap::get(rank, 0, reads, context),
+             shifted(context, rank, ones, offsets)},
+            copyBody);
+    offsets[axis] += window[axis];
+  }
+  return success();
+}
+} // namespace
+
 LogicalResult buildConcat(KernelBuilder &kb) {
   std::optional<int64_t> axis = kb.integer("axis");
+  if (axis && *axis >= 0 && !kb.integers("perms").empty())
+    return buildPermutedConcat(kb, *axis);
   ArrayRef<int64_t> shape = kb.outputType(0).getShape();
   unsigned rank = shape.size();
   if (!axis || *axis < 0 || *axis >= static_cast<int64_t>(rank))
@@ -256,9 +298,9 @@ Value namesPosition(OpBuilder &b, Location loc, Value index, Value position,
   Type i64 = b.getI64Type();
   if (index.getType() != i64)
     index = arith::ExtSIOp::create(b, loc, i64, index);
-  Value negative = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::slt, index,
-      arith::ConstantIntOp::create(b, loc, 0, 64));
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                            arith::ConstantIntOp::create(b, loc, 0, 64));
   Value wrapped = arith::SelectOp::create(
       b, loc, negative,
       arith::AddIOp::create(b, loc, index,
@@ -320,8 +362,8 @@ LogicalResult buildGather(KernelBuilder &kb) {
       {dimsMap(context, n, dataDims), dimsMap(context, n, indexDims),
        dimsMap(context, n, outputDims)},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        Value hit = namesPosition(b, loc, x[1],
-                                  loop::IndexOp::create(b, loc, position), size);
+        Value hit = namesPosition(
+            b, loc, x[1], loop::IndexOp::create(b, loc, position), size);
         Value term = arith::SelectOp::create(
             b, loc, hit, x[0], constant(b, loc, x[0].getType(), -0.0));
         return {arith::AddFOp::create(b, loc, x[2], term)};

@@ -182,6 +182,36 @@ TEST_CASE("a generated slice with perm writes the transposed window",
   CHECK(wrong == 0);
 }
 
+TEST_CASE("a generated concat with perms writes each input transposed",
+          "[generated][slice]") {
+  // --trainc-fold-concat-transposes' launch for the Transformer's gradient
+  // of its packed projection: three [64, 64, 32] head gradients (B * H,
+  // S, D), each transposed to [S, B * H, D] and concatenated along E of
+  // [64, 16, 384] (S, B, 3E), on the refined output [64, 16, 12, 32].
+  std::vector<HostTensor> heads;
+  for (int i = 0; i < 3; ++i)
+    heads.push_back(randomTensor(DType::F32, {64, 64, 32}));
+  GeneratedRun run = runGenerated(
+      {"graph.concat",
+       heads,
+       {{DType::F32, {64, 16, 384}}},
+       {integer("axis", 2), ints("output_shape", {64, 16, 12, 32}),
+        ints("source_shapes", {16, 4, 64, 32, 16, 4, 64, 32, 16, 4, 64, 32}),
+        ints("perms", {2, 0, 1, 3, 2, 0, 1, 3, 2, 0, 1, 3})}});
+  REQUIRE(run.outputs.size() == 1);
+  const std::vector<double> &out = run.outputs[0].data;
+  REQUIRE(out.size() == 64 * 16 * 384);
+  size_t wrong = 0;
+  for (int64_t s = 0; s < 64; ++s)
+    for (int64_t b = 0; b < 16; ++b)
+      for (int64_t e = 0; e < 384; ++e) {
+        int64_t part = e / 128, h = e % 128 / 32, d = e % 32;
+        double expected = heads[part].data[((b * 4 + h) * 64 + s) * 32 + d];
+        wrong += out[(s * 16 + b) * 384 + e] != expected;
+      }
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("generated concat moves elements exactly", "[generated][slice]") {
   for (DType dtype : {DType::F32, DType::I64})
     for (int64_t axis = 0; axis < 3; ++axis) {

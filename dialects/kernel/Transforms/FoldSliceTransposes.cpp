@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/kernel/BackendRegistry.h"
 #include "dialects/kernel/Transforms/Passes.h"
+#include "dialects/kernel/Transforms/ShapeRefinement.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -34,48 +35,6 @@ using namespace mlir;
 using namespace trainc::kernel;
 
 namespace {
-
-/// Two shapes of one element count as runs of a common list of factors:
-/// dim i of the first is the product of `factors[first[i]]`, dim j of the
-/// second that of `factors[second[j]]`, each run in order.
-struct Refinement {
-  SmallVector<int64_t> factors;
-  SmallVector<SmallVector<unsigned>> first, second;
-};
-
-std::optional<Refinement> refine(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
-  if (llvm::is_contained(a, 0) || llvm::is_contained(b, 0))
-    return std::nullopt;
-  Refinement r;
-  r.first.resize(a.size());
-  r.second.resize(b.size());
-  size_t i = 0, j = 0;
-  int64_t restA = a.empty() ? 1 : a[0], restB = b.empty() ? 1 : b[0];
-  while (i < a.size() && j < b.size()) {
-    int64_t factor = std::min(restA, restB);
-    if (restA % factor != 0 || restB % factor != 0)
-      return std::nullopt;
-    r.first[i].push_back(r.factors.size());
-    r.second[j].push_back(r.factors.size());
-    r.factors.push_back(factor);
-    restA /= factor;
-    restB /= factor;
-    if (restA == 1 && ++i < a.size())
-      restA = a[i];
-    if (restB == 1 && ++j < b.size())
-      restB = b[j];
-  }
-  // Unit dims left at the end of either shape: a factor of 1 each.
-  for (; i < a.size(); ++i) {
-    r.first[i].push_back(r.factors.size());
-    r.factors.push_back(1);
-  }
-  for (; j < b.size(); ++j) {
-    r.second[j].push_back(r.factors.size());
-    r.factors.push_back(1);
-  }
-  return r;
-}
 
 ArrayRef<int64_t> ints(LaunchOp launch, StringRef name) {
   auto array = launch.getOptions().getAs<DenseI64ArrayAttr>(name);

@@ -88,6 +88,26 @@ def FoldSliceTransposesPass
   let dependentDialects = ["::trainc::kernel::KernelDialect"];
 }
 
+def FoldConcatTransposesPass
+    : Pass<"trainc-fold-concat-transposes", "mlir::ModuleOp"> {
+  let summary = "A concatenation of transposes becomes one permuting copy";
+  let description = [{
+    The gradient of attention's head split: each head gradient is
+    transposed back, viewed as [S, B, E] and concatenated. Where every
+    input of a `graph.concat` launch is written by a generated
+    `graph.transpose` that nothing else reads (directly or through one
+    `kernel.view`), and no transpose's input is written before the
+    concatenation, they become one generated `graph.concat` launch from
+    the transposes' inputs to the concatenation's output. Its options are
+    on a common refinement of each transpose's output shape and the
+    concatenation's view of it, alike for every input but for the axis's
+    outermost factor: `axis`, `output_shape`, and per input, flattened,
+    `source_shapes` and `perms` (window axis j reads the source's axis
+    perm[j]). CPU target only; runs right before --trainc-kernel-to-loop.
+  }];
+  let dependentDialects = ["::trainc::kernel::KernelDialect"];
+}
+
 def FuseActivationsPass : Pass<"trainc-fuse-activations", "mlir::ModuleOp"> {
   let summary = "Bias adds and ReLUs after oneDNN products as epilogues";
   let description = [{
