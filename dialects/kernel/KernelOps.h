@@ -32,6 +32,20 @@ inline mlir::Value viewRoot(mlir::Value value) {
     value = view.getSource();
   return value;
 }
+
+/// Whether a launch strictly between `from` and `to` (in one block) writes
+/// `buffer`, through a view or not.
+inline bool writtenBetween(mlir::Value buffer, mlir::Operation *from,
+                           mlir::Operation *to) {
+  mlir::Value root = viewRoot(buffer);
+  for (mlir::Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode())
+    if (auto launch = llvm::dyn_cast<LaunchOp>(op))
+      for (mlir::Value out : launch.getOutputs())
+        if (viewRoot(out) == root)
+          return true;
+  return false;
+}
 } // namespace trainc::kernel
 
 #endif

@@ -49,19 +49,6 @@ struct Source {
   unsigned axis = 0;
 };
 
-/// Whether a launch strictly between `from` and `to` writes `buffer`
-/// (through a view or not).
-bool writtenBetween(Value buffer, Operation *from, Operation *to) {
-  Value root = viewRoot(buffer);
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode())
-    if (auto launch = dyn_cast<LaunchOp>(op))
-      if (llvm::any_of(launch.getOutputs(),
-                       [&](Value out) { return viewRoot(out) == root; }))
-        return true;
-  return false;
-}
-
 /// Input `read` of `concat` as a permuted source, if a generated
 /// transpose alone writes it (through a view or not) and nothing else
 /// reads it.

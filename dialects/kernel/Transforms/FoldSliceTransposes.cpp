@@ -41,19 +41,6 @@ ArrayRef<int64_t> ints(LaunchOp launch, StringRef name) {
   return array ? array.asArrayRef() : ArrayRef<int64_t>();
 }
 
-/// Whether a launch strictly between `from` and `to` writes `buffer`
-/// (through a view or not).
-bool writtenBetween(Value buffer, Operation *from, Operation *to) {
-  Value root = viewRoot(buffer);
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode())
-    if (auto launch = dyn_cast<LaunchOp>(op))
-      if (llvm::any_of(launch.getOutputs(),
-                       [&](Value out) { return viewRoot(out) == root; }))
-        return true;
-  return false;
-}
-
 bool isGenerated(LaunchOp launch, StringRef kernel) {
   return launch.getKernel() == kernel && launch.getBackend() == "generated" &&
          launch.getInputs().size() == 1 && launch.getOutputs().size() == 1;
