@@ -84,6 +84,30 @@ bool NestOp::isReduction(unsigned dim) {
   return cast<StringAttr>(getIterators()[dim]).getValue() == "reduction";
 }
 
+bool NestOp::isWrapping(unsigned i) {
+  std::optional<ArrayRef<int64_t>> wrapping = getWrappingInputs();
+  return wrapping && llvm::is_contained(*wrapping, static_cast<int64_t>(i));
+}
+
+std::optional<AffineForm> trainc::loop::getFlatForm(AffineMap map,
+                                                    MemRefType type) {
+  AffineForm flat;
+  flat.coefficients.assign(map.getNumDims(), 0);
+  int64_t stride = 1;
+  for (int64_t axis = type.getRank() - 1; axis >= 0; --axis) {
+    std::optional<AffineForm> form =
+        getAffineForm(map.getResult(axis), map.getNumDims());
+    if (!form)
+      return std::nullopt;
+    for (auto [sum, coefficient] :
+         llvm::zip(flat.coefficients, form->coefficients))
+      sum += coefficient * stride;
+    flat.constant += form->constant * stride;
+    stride *= type.getDimSize(axis);
+  }
+  return flat;
+}
+
 LogicalResult NestOp::verify() {
   ArrayRef<int64_t> domain = getDomain();
   unsigned rank = domain.size();
@@ -109,6 +133,12 @@ LogicalResult NestOp::verify() {
                                << " operands";
   unsigned numInputs = getInputs().size();
   bool empty = llvm::is_contained(domain, 0);
+  if (std::optional<ArrayRef<int64_t>> wrapping = getWrappingInputs())
+    for (auto [position, i] : llvm::enumerate(*wrapping))
+      if (i < 0 || i >= static_cast<int64_t>(numInputs) ||
+          llvm::is_contained(wrapping->take_front(position), i))
+        return emitOpError("wrapping input ")
+               << i << " is not an input, or is listed twice";
   for (auto [i, operand] : llvm::enumerate(operands)) {
     AffineMap map = cast<AffineMapAttr>(getIndexingMaps()[i]).getValue();
     auto type = cast<MemRefType>(operand.getType());
@@ -150,6 +180,17 @@ LogicalResult NestOp::verify() {
         if (dim)
           outputDims.push_back(*dim);
       }
+      if (!isOutput && isWrapping(i)) {
+        // Bounded below, on the element's row-major offset; each result
+        // is a view's axis (LowerLoopNests.cpp).
+        std::optional<unsigned> dim = form->singleDim();
+        if (!form->isConstant() && (!dim || form->coefficients[*dim] < 0))
+          return emitOpError("wrapping input ")
+                 << i << " result " << axis
+                 << " must be a dimension times a positive step, plus an "
+                    "offset, or a constant";
+        continue;
+      }
       if (empty)
         continue;
       auto [least, greatest] = form->range(domain);
@@ -159,6 +200,20 @@ LogicalResult NestOp::verify() {
                << axis << " but the nest reaches [" << least << ", "
                << greatest << "] there";
     }
+  }
+
+  // Wrapping inputs: every element read lies inside the buffer.
+  for (unsigned i = 0; i < numInputs && !empty; ++i) {
+    if (!isWrapping(i))
+      continue;
+    auto type = cast<MemRefType>(operands[i].getType());
+    AffineMap map = cast<AffineMapAttr>(getIndexingMaps()[i]).getValue();
+    auto [least, greatest] = getFlatForm(map, type)->range(domain);
+    if (least < 0 || greatest >= type.getNumElements())
+      return emitOpError("wrapping input ")
+             << i << " has " << type.getNumElements()
+             << " elements but the nest reaches offsets [" << least << ", "
+             << greatest << "]";
   }
 
   // The body: one scalar per operand in, one per output out.

@@ -53,6 +53,12 @@ struct AffineForm {
 /// not one (symbols, mod, floordiv, ceildiv, products of dimensions).
 std::optional<AffineForm> getAffineForm(mlir::AffineExpr expr,
                                         unsigned numDims);
+
+/// The row-major offset, in `type`'s elements, of the element `map` reads
+/// (a linear map over `numDims` dimensions), as a linear form: how a
+/// loop.nest's `wrapping_inputs` are bounded and read.
+std::optional<AffineForm> getFlatForm(mlir::AffineMap map,
+                                      mlir::MemRefType type);
 } // namespace trainc::loop
 
 #endif

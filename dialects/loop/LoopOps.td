@@ -114,6 +114,15 @@ def Loop_NestOp : Loop_Op<"nest", [AttrSizedOperandSegments]> {
     be initialized by an earlier nest. The order of a reduction is fixed by
     the schedule alone.
 
+    `wrapping_inputs` lists inputs whose reads may leave an axis as long as
+    they stay inside the buffer: their bounds are checked on the row-major
+    offset of the element, not axis by axis, so a read one column before a
+    row lands at the end of the row before it. Each result of their maps is
+    one dimension of its own times a positive step, plus an offset, or a
+    constant. The body must not use what such a read gives where it left an
+    axis (a depthwise convolution selects zero there, with `loop.index`,
+    instead of reading a zero-padded copy of its input).
+
     ```mlir
     loop.nest ins(%x, %b : memref<64x10xf32>, memref<10xf32>)
               outs(%y : memref<64x10xf32>)
@@ -134,7 +143,8 @@ def Loop_NestOp : Loop_Op<"nest", [AttrSizedOperandSegments]> {
                        DenseI64ArrayAttr:$domain,
                        AffineMapArrayAttr:$indexing_maps,
                        StrArrayAttr:$iterators,
-                       Loop_ScheduleAttr:$schedule);
+                       Loop_ScheduleAttr:$schedule,
+                       OptionalAttr<DenseI64ArrayAttr>:$wrapping_inputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     (`ins` `(` $inputs^ `:` type($inputs) `)`)?
@@ -149,6 +159,8 @@ def Loop_NestOp : Loop_Op<"nest", [AttrSizedOperandSegments]> {
     int64_t getNumBlocks();
     /// Whether dimension `dim` is a reduction.
     bool isReduction(unsigned dim);
+    /// Whether input `i` is listed in `wrapping_inputs`.
+    bool isWrapping(unsigned i);
   }];
 }
 

@@ -21,6 +21,38 @@ SmallVector<int64_t> channelsShape(const ConvGeometry &g,
 SmallVector<Value> tapSum(OpBuilder &b, Location loc, ValueRange x,
                           int64_t taps, bool fromLast);
 
+/// The dims of a domain from `first` on, as expressions.
+SmallVector<AffineExpr> dimsFrom(MLIRContext *context, unsigned first,
+                                 unsigned count);
+
+/// The maps of every tap's operands over a nest, appended to `maps` and
+/// `inputs`: `read(tap)` for `source`, then w[c, t] (flipped: K-1-t) for
+/// `weight`, tap by tap (row-major order).
+void appendTapOperands(const ConvGeometry &g, unsigned numDims, AffineExpr c,
+                       Value source,
+                       llvm::function_ref<AffineMap(ArrayRef<int64_t>)> read,
+                       Value weight, bool flipped, SmallVector<Value> &inputs,
+                       SmallVector<AffineMap> &maps, bool channelsLast = false);
+
+/// The taps of `g`'s window.
+int64_t tapCount(const ConvGeometry &g);
+
+/// Tiles of 4 (or 2) rows and a vector of columns for a nest over (n, c,
+/// rows..., columns) whose points are sums of taps.
+void rowTile(KernelBuilder &kb, loop::NestOp nest);
+
+/// A depthwise convolution of stride 1 over `source` [N, C, sourcePlane...]
+/// without a padded copy (GeneratedDepthwiseBorders.cpp): output[n, c, o]
+/// = bias[c] + sum_t src[n, c, o + shifts[t]] * w[c, t] (flipped: K-1-t),
+/// the reads outside the plane taken as zero; taps in row-major order.
+/// Failure, with nothing built, where it does not apply (fewer than 3
+/// channels, a shift reaching past a plane's length).
+LogicalResult maskedTapSum(KernelBuilder &kb, const ConvGeometry &g,
+                           Value source, ArrayRef<int64_t> sourcePlane,
+                           ArrayRef<SmallVector<int64_t>> shifts, Value weight,
+                           bool flipped, Value bias,
+                           ArrayRef<int64_t> outputPlane, Value output);
+
 /// Gives `nest`, over (c, ...) of buffers stored channels-last, one vector
 /// of channels per tile, the other dimensions looping inside it.
 void vectorOfChannels(KernelBuilder &kb, loop::NestOp nest);

@@ -345,7 +345,8 @@ struct FuseElementwisePass
         arguments.drop_front(inputs.size()), b.getDenseI64ArrayAttr(domain),
         b.getAffineMapArrayAttr(maps), b.getArrayAttr(iterators),
         loop::defaultSchedule(context, domain, parallel, maps, outputs.size(),
-                              vectorLanes));
+                              vectorLanes),
+        /*wrapping_inputs=*/nullptr);
     func::ReturnOp::create(b, loc);
 
     // Body: the producer's, then the consumer's on the producer's value;
@@ -445,7 +446,9 @@ struct FuseElementwisePass
         continue;
       auto inputs = llvm::to_vector(nest.getInputs());
       auto at = llvm::find(inputs, Value(intermediate));
-      if (at == inputs.end() ||
+      // A nest with wrapping inputs is left as it is (its copy below would
+      // not list them).
+      if (at == inputs.end() || nest.getWrappingInputs() ||
           llvm::count(operands, Value(intermediate)) != 1 ||
           !isWhole(nest, at - inputs.begin()))
         return {};
@@ -544,7 +547,8 @@ struct FuseElementwisePass
           b, loc, inputs, outputs, b.getDenseI64ArrayAttr(domain),
           b.getAffineMapArrayAttr(maps), reader.getIterators(),
           loop::defaultSchedule(context, domain, reduction, maps,
-                                outputs.size(), vectorLanes));
+                                outputs.size(), vectorLanes),
+        /*wrapping_inputs=*/nullptr);
       Block *body = b.createBlock(&fused.getBody());
       for (Value value : llvm::concat<Value>(inputs, outputs))
         body->addArgument(cast<MemRefType>(value.getType()).getElementType(),

@@ -160,7 +160,6 @@ AffineMap depthwiseWeightMap(const ConvGeometry &g, unsigned numDims,
   return mapOf(context, numDims, results);
 }
 
-/// The dims of a domain from `first` on, as expressions.
 SmallVector<AffineExpr> dimsFrom(MLIRContext *context, unsigned first,
                                  unsigned count) {
   SmallVector<AffineExpr> dims;
@@ -169,15 +168,11 @@ SmallVector<AffineExpr> dimsFrom(MLIRContext *context, unsigned first,
   return dims;
 }
 
-/// The maps of every tap's operands over a nest, appended to `maps` and
-/// `inputs`: `read(tap)` for `source`, then w[c, t] (flipped: K-1-t) for
-/// `weight`, tap by tap.
 void appendTapOperands(const ConvGeometry &g, unsigned numDims, AffineExpr c,
                        Value source,
                        llvm::function_ref<AffineMap(ArrayRef<int64_t>)> read,
                        Value weight, bool flipped, SmallVector<Value> &inputs,
-                       SmallVector<AffineMap> &maps,
-                       bool channelsLast = false) {
+                       SmallVector<AffineMap> &maps, bool channelsLast) {
   SmallVector<AffineMap> weightMaps;
   forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
     inputs.push_back(source);
@@ -438,6 +433,49 @@ void channelsLastTaps(KernelBuilder &kb, const ConvGeometry &g, Value source,
   copyFromChannelsLast(kb, g, result, output);
 }
 
+/// Whether every stride of `g` is 1.
+bool unstrided(const ConvGeometry &g) {
+  return llvm::all_of(g.strides, [](int64_t s) { return s == 1; });
+}
+
+/// The forward convolution over the unpadded input (maskedTapSum), where
+/// it applies: stride 1, tap t reading x at o + t*d - pad.
+LogicalResult unpaddedTaps(KernelBuilder &kb, const ConvGeometry &g,
+                           Value input, Value weight, Value bias,
+                           Value output) {
+  if (!unstrided(g))
+    return failure();
+  SmallVector<SmallVector<int64_t>> shifts;
+  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+    SmallVector<int64_t> shift;
+    for (unsigned i = 0; i < g.rank(); ++i)
+      shift.push_back(tap[i] * g.dilations[i] - g.padsBegin[i]);
+    shifts.push_back(shift);
+  });
+  return maskedTapSum(kb, g, input, g.input, shifts, weight,
+                      /*flipped=*/false, bias, g.output, output);
+}
+
+/// The input gradient of a stride-1 convolution over the unpadded output
+/// gradient (maskedTapSum): tap t of the flipped weight reads dy at
+/// h + t*d - (K-1)*d + pad.
+LogicalResult unpaddedGradientTaps(KernelBuilder &kb, const ConvGeometry &g,
+                                   Value gradOutput, Value weight,
+                                   Value gradInput) {
+  if (!unstrided(g))
+    return failure();
+  SmallVector<SmallVector<int64_t>> shifts;
+  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+    SmallVector<int64_t> shift;
+    for (unsigned i = 0; i < g.rank(); ++i)
+      shift.push_back((tap[i] - g.kernel[i] + 1) * g.dilations[i] +
+                      g.padsBegin[i]);
+    shifts.push_back(shift);
+  });
+  return maskedTapSum(kb, g, gradOutput, g.output, shifts, weight,
+                      /*flipped=*/true, Value(), g.input, gradInput);
+}
+
 } // namespace depthwise
 
 using namespace depthwise;
@@ -459,6 +497,8 @@ LogicalResult buildDepthwiseConv(KernelBuilder &kb, const ConvGeometry &g) {
                      /*flipped=*/false, output);
     return success();
   }
+  if (succeeded(unpaddedTaps(kb, g, input, weight, bias, output)))
+    return success();
   DepthwiseSource source = depthwiseSource(kb, g, input);
 
   // Domain (n, c, o...): y = bias + every tap, in one pass.
@@ -489,6 +529,9 @@ LogicalResult buildDepthwiseConvBackwardInput(KernelBuilder &kb,
           buildPhasedInputGradient(kb, g, gradOutput, weight, channelsLast)))
     return success();
   Value gradInput = kb.output(0, domain);
+  if (!channelsLast && succeeded(unpaddedGradientTaps(kb, g, gradOutput,
+                                                      weight, gradInput)))
+    return success();
 
   DilatedGradient dyd = dilatedGradient(g);
   ArrayRef<int64_t> shifts = dyd.shifts;

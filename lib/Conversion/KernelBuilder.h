@@ -273,7 +273,8 @@ public:
     auto nestOp = loop::NestOp::create(
         builder, loc, inputs, outputs, builder.getDenseI64ArrayAttr(domain),
         builder.getAffineMapArrayAttr(maps), builder.getArrayAttr(iterators),
-        schedule);
+        schedule,
+        /*wrapping_inputs=*/nullptr);
     Block *block = builder.createBlock(&nestOp.getBody());
     for (Type element : elements)
       block->addArgument(element, loc);

@@ -254,6 +254,28 @@ struct KernelBuilder {
     return value;
   }
 
+  /// A wrapping input's element (NestOp's `wrapping_inputs`), which may
+  /// lie outside an axis: read at its row-major offset in the buffer seen
+  /// flat.
+  Value loadFlat(Value operand, AffineMap map, Type type) {
+    Value stored = buffer(operand);
+    auto memref = cast<MemRefType>(stored.getType());
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t axis = 0; axis < memref.getRank(); ++axis)
+      all.front().push_back(axis);
+    if (memref.getRank() == 0)
+      return load(operand, map, type);
+    Value flat =
+        memref.getRank() == 1
+            ? stored
+            : memref::CollapseShapeOp::create(b, loc, stored, all).getResult();
+    Value value = memref::LoadOp::create(
+        b, loc, flat, evaluate(*getFlatForm(map, memref)));
+    if (value.getType() != type)
+      value = arith::TruncIOp::create(b, loc, type, value);
+    return value;
+  }
+
   void store(Value value, Value operand, AffineMap map) {
     Value stored = buffer(operand);
     Type element = cast<MemRefType>(stored.getType()).getElementType();
@@ -271,7 +293,9 @@ struct KernelBuilder {
     IRMapping mapping;
     for (auto [j, input] : llvm::enumerate(nest.getInputs()))
       mapping.map(body.getArgument(j),
-                  load(input, maps[j], body.getArgument(j).getType()));
+                  nest.isWrapping(j)
+                      ? loadFlat(input, maps[j], body.getArgument(j).getType())
+                      : load(input, maps[j], body.getArgument(j).getType()));
     for (auto [i, output] : llvm::enumerate(nest.getOutputs())) {
       BlockArgument argument = body.getArgument(numInputs + i);
       mapping.map(argument, given[i] ? given[i]

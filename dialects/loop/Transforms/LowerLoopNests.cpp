@@ -125,6 +125,63 @@ View viewOf(OpBuilder &b, Location loc, NestOp nest, Value buffer,
                                     offsets, sizes, strides),
           viewMap};
 }
+/// A wrapping input's view (NestOp's `wrapping_inputs`): the view viewOf
+/// makes, as a memref.reinterpret_cast of the whole buffer, since its
+/// offsets may lie before the start of an axis (where a subview may not
+/// start) as long as every element it reaches lies inside the buffer.
+View wrappingViewOf(OpBuilder &b, Location loc, NestOp nest, Value buffer,
+                    AffineMap map, int64_t parallel, Value begin, Value size) {
+  MLIRContext *context = b.getContext();
+  ArrayRef<int64_t> domain = nest.getDomain();
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<int64_t> bufferStrides(type.getRank(), 1);
+  for (int64_t axis = type.getRank() - 2; axis >= 0; --axis)
+    bufferStrides[axis] = bufferStrides[axis + 1] * type.getDimSize(axis + 1);
+  int64_t offset = 0;
+  Value dynamicOffset;
+  SmallVector<OpFoldResult> sizes, strides;
+  SmallVector<int64_t> shape, viewStrides;
+  SmallVector<AffineExpr> results;
+  for (auto [axis, expr] : llvm::enumerate(map.getResults())) {
+    AffineForm form = *getAffineForm(expr, domain.size());
+    offset += form.constant * bufferStrides[axis];
+    if (form.isConstant())
+      continue;
+    unsigned dim = *form.singleDim();
+    int64_t stride = form.coefficients[dim] * bufferStrides[axis];
+    results.push_back(b.getAffineDimExpr(dim));
+    viewStrides.push_back(stride);
+    strides.push_back(b.getIndexAttr(stride));
+    if (static_cast<int64_t>(dim) == parallel) {
+      Value start = arith::MulIOp::create(
+          b, loc, begin, arith::ConstantIndexOp::create(b, loc, stride));
+      dynamicOffset = dynamicOffset
+                          ? arith::AddIOp::create(b, loc, dynamicOffset, start)
+                                .getResult()
+                          : start;
+      sizes.push_back(size);
+      shape.push_back(ShapedType::kDynamic);
+    } else {
+      sizes.push_back(b.getIndexAttr(domain[dim]));
+      shape.push_back(domain[dim]);
+    }
+  }
+  OpFoldResult viewOffset = b.getIndexAttr(offset);
+  if (dynamicOffset)
+    viewOffset = arith::AddIOp::create(
+                     b, loc, dynamicOffset,
+                     arith::ConstantIndexOp::create(b, loc, offset))
+                     .getResult();
+  auto viewType = MemRefType::get(
+      shape, type.getElementType(),
+      StridedLayoutAttr::get(context,
+                             dynamicOffset ? ShapedType::kDynamic : offset,
+                             viewStrides));
+  Value view = memref::ReinterpretCastOp::create(b, loc, viewType, buffer,
+                                                 viewOffset, sizes, strides);
+  return {view, AffineMap::get(domain.size(), 0, results, context)};
+}
+
 /// A view that gives linalg the extent of the dimensions no view indexes
 /// plainly (a window's taps that only appear summed with an output
 /// position), as linalg's pooling ops take a `window` operand: a
@@ -428,8 +485,12 @@ LogicalResult lowerNest(func::FuncOp kernel, NestOp nest, unsigned index) {
     return result;
   };
   unsigned numInputs = inputs.size();
-  SmallVector<View> inputViews =
-      views(inputs, ArrayRef(maps).take_front(numInputs));
+  SmallVector<View> inputViews;
+  for (auto [i, input] : llvm::enumerate(inputs))
+    inputViews.push_back(
+        nest.isWrapping(i)
+            ? wrappingViewOf(b, loc, nest, input, maps[i], dim, begin, size)
+            : viewOf(b, loc, nest, input, maps[i], dim, begin, size));
   SmallVector<View> outputViews =
       views(outputs, ArrayRef(maps).drop_front(numInputs));
   SmallVector<View> allViews(inputViews);

@@ -254,32 +254,50 @@ func.func @centre_tap_gradient(%g: memref<8x4x1x1xf32>, %dw: memref<8x4x3x3xf32>
 
 // -----
 
-// A depthwise convolution (one channel per group): the zero-padded input
-// (a fill and a copy), then every tap in one vectorized nest, each tap's
-// input a shifted view of it and its weight a broadcast, with the bias,
-// in tiles of 4 rows (4 chains of adds interleaved) of exactly a row of 8
-// (unmasked, on a target of 16 lanes). With strides, a pass first splits the padded input into phases
-// ([N, C, s, E, s, E]), so that each tap reads a contiguous row: it reads
-// the padded input seen as [N, C, E, s, E, s] (a view of the same scratch)
-// in tiles of [s, E] transposed (--trainc-lower-loop-nests loads each
-// tile's row whole and deinterleaves it in registers).
-// CHECK-DAG: #[[LAST_TAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 + 2, d3 + 2)>
-// CHECK-DAG: #[[LAST_WEIGHT:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, 2, 2)>
+// A depthwise convolution (one channel per group) of stride 1 and up to 9
+// taps reads its input unpadded: every tap is a shifted view of the input
+// itself, a wrapping input (a read that leaves a row or a plane lands in
+// the next one, inside the buffer), selected to zero by loop.index where
+// it left the plane; its weight a broadcast, with the bias, in tiles of a
+// few channels (of 4, then the rest in one tile: their chains of adds
+// interleave) of exactly a row of 8 (unmasked, on a target of 16 lanes).
+// Channels 0 and C-1, whose reads could leave the buffer, are copied into
+// a scratch [N, 4, H, W] between planes of slack and computed there. With
+// strides, the zero-padded input (a fill and a copy) is split into phases
+// ([N, C, s, E, s, E]) first, so that each tap reads a contiguous row: the
+// pass reads the padded input seen as [N, C, E, s, E, s] (a view of the
+// same scratch) in tiles of [s, E] transposed (--trainc-lower-loop-nests
+// loads each tile's row whole and deinterleaves it in registers).
+// CHECK-DAG: #[[FIRST_TAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 + 1, d2 - 1, d3 - 1)>
+// CHECK-DAG: #[[EDGE_WEIGHT:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 3, 2, 2)>
+// CHECK-DAG: #[[LAST_CHANNELS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 + 5, d2 - 1, d3 - 1)>
 // CHECK-DAG: #[[SPLIT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3, d2, d5, d4)>
 // CHECK-DAG: #[[PHASE_TAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, 0, d2 + 1, 0, d3 + 1)>
 // CHECK-LABEL: func.func private @generated_conv(
-// CHECK: loop.nest outs(%[[XP:[^ ]+]] : memref<2x4x10x10xf32>) domain = [2, 4, 10, 10]
-// CHECK: loop.nest ins(%{{[^ ]+}} : memref<2x4x8x8xf32>) outs(%[[XP]] : memref<2x4x10x10xf32>)
-// CHECK: loop.nest ins(%[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[W:[^ ]+]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %{{[^ ]+}} : {{.*}}) outs(%{{[^ ]+}} : memref<2x4x8x8xf32>) domain = [2, 4, 8, 8] schedule = <parallel = -1, tile = [1, 1, 4, 8], vectorize = true> attributes {indexing_maps = [{{.*}}#[[LAST_TAP]], {{.*}}#[[LAST_WEIGHT]], #{{[^ ]+}}, #{{[^ ]+}}]
+// CHECK-SAME: %[[X:[^:]+]]: memref<2x4x8x8xf32>, %[[W:[^:]+]]: memref<4x3x3xf32>, %[[B:[^:]+]]: memref<4xf32>, %[[Y:[^:]+]]: memref<2x4x8x8xf32>, %[[E:[^:]+]]: memref<2x4x8x8xf32>)
+// CHECK: loop.nest ins(%[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[W]], %[[B]] : {{.*}}) outs(%[[Y]] : memref<2x4x8x8xf32>) domain = [2, 2, 8, 8] schedule = <parallel = -1, tile = [1, 2, 1, 8], vectorize = true> attributes {indexing_maps = [#[[FIRST_TAP]], {{.*}}wrapping_inputs = array<i64: 0, 1, 2, 3, 4, 5, 6, 7, 8>}
+// CHECK: %[[ROW:.*]] = loop.index 2 : index
+// CHECK: %[[ROW32:.*]] = arith.index_cast %[[ROW]] : index to i32
+// CHECK: arith.cmpi sge, %[[ROW32]], %{{.*}} : i32
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: loop.nest ins(%[[X]] : memref<2x4x8x8xf32>) outs(%[[E]] : memref<2x4x8x8xf32>) domain = [2, 2, 8, 8]
+// CHECK: loop.nest ins(%[[E]], {{.*}}) outs(%[[Y]] : memref<2x4x8x8xf32>) domain = [2, 2, 8, 8] {{.*}}#[[EDGE_WEIGHT]]{{.*}}wrapping_inputs = array<i64: 0, 1, 2, 3, 4, 5, 6, 7, 8>
 // CHECK-NOT: loop.nest
 // CHECK-LABEL: func.func private @generated_conv_0(
+// CHECK: loop.nest {{.*}} domain = [2, 4, 8, 8] schedule = <parallel = -1, tile = [1, 4, 1, 8], vectorize = true>
+// CHECK: loop.nest {{.*}} domain = [2, 1, 8, 8] schedule = <parallel = -1, tile = [1, 1, 1, 8], vectorize = true> attributes {indexing_maps = [#[[LAST_CHANNELS]]
+// CHECK: loop.nest
+// CHECK: loop.nest
+// CHECK-NOT: loop.nest
+// CHECK-LABEL: func.func private @generated_conv_1(
 // CHECK-SAME: %[[PADDED:[^:]+]]: memref<2x4x10x10xf32>, %[[VIEW:[^:]+]]: memref<2x4x5x2x5x2xf32> {loop.view_of = 3 : i64}
 // CHECK: loop.nest outs(%[[PADDED]] : memref<2x4x10x10xf32>)
 // CHECK: loop.nest ins(%{{[^ ]+}} : memref<2x4x8x8xf32>) outs(%[[PADDED]] : memref<2x4x10x10xf32>)
 // CHECK: loop.nest ins(%[[VIEW]] : memref<2x4x5x2x5x2xf32>) outs(%[[PHASES:[^ ]+]] : memref<2x4x2x5x2x5xf32>) domain = [2, 4, 2, 5, 2, 5] schedule = <parallel = -1, tile = [1, 1, 1, 1, 2, 5], vectorize = true> attributes {indexing_maps = [#[[SPLIT]], #{{[^ ]+}}]
 // CHECK: loop.nest ins(%[[PHASES]], {{.*}} outs(%{{[^ ]+}} : memref<2x4x4x4xf32>) domain = [2, 4, 4, 4] schedule = <{{.*}}vectorize = true> attributes {indexing_maps = [{{.*}}#[[PHASE_TAP]]
-func.func @depthwise(%x: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %b: memref<4xf32>, %y: memref<2x4x8x8xf32>, %ys: memref<2x4x4x4xf32>) {
+func.func @depthwise(%x: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %b: memref<4xf32>, %y: memref<2x4x8x8xf32>, %ys: memref<2x4x4x4xf32>, %x7: memref<2x7x8x8xf32>, %w7: memref<7x1x3x3xf32>, %y7: memref<2x7x8x8xf32>) {
   kernel.launch "graph.conv"(%x, %w, %b) -> (%y) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x4x8x8xf32>, memref<4x1x3x3xf32>, memref<4xf32>) -> memref<2x4x8x8xf32>
+  kernel.launch "graph.conv"(%x7, %w7) -> (%y7) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 7 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x7x8x8xf32>, memref<7x1x3x3xf32>) -> memref<2x7x8x8xf32>
   kernel.launch "graph.conv"(%x, %w) -> (%ys) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}} : (memref<2x4x8x8xf32>, memref<4x1x3x3xf32>) -> memref<2x4x4x4xf32>
   return
 }

@@ -171,3 +171,23 @@ func.func private @inplace(%x: memref<8x8xf32>) attributes {loop.kernel} {
   }
   return
 }
+
+// A wrapping input (a read one column before its row lands at the end of
+// the row before): loaded from the buffer seen flat, at the element's
+// row-major offset.
+// CHECK-LABEL: gpu.func @wrapping_nest0(
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1]] : memref<64x10xf32> into memref<640xf32>
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK: %[[AT:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// CHECK: %[[OFFSET:.*]] = arith.addi %[[AT]], %{{.*}} : index
+// CHECK: memref.load %[[FLAT]][%[[OFFSET]]] : memref<640xf32>
+#left = affine_map<(d0, d1) -> (d0 + 1, d1 - 1)>
+func.func private @wrapping(%x: memref<64x10xf32>, %y: memref<63x10xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<64x10xf32>) outs(%y : memref<63x10xf32>)
+      domain = [63, 10] schedule = #loop.schedule<parallel = 0, tile = [1, 16], vectorize = true>
+      attributes {indexing_maps = [#left, #id], iterators = ["parallel", "parallel"], wrapping_inputs = array<i64: 0>} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}

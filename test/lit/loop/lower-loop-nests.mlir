@@ -377,3 +377,26 @@ func.func private @deinterleave_phases(%x: memref<4x16x2xf32>, %y: memref<4x2x16
   }
   return
 }
+
+// -----
+
+// A wrapping input: its reads may leave an axis (column -1 of a row is the
+// last of the row before), so its view is a memref.reinterpret_cast of
+// the whole buffer, not a subview (which may not start before an axis):
+// from row begin + 1, column -1, a row-major offset of begin * 10 + 9.
+// CHECK-LABEL: func.func @wrapping_nest0(
+// CHECK-SAME: %[[BEGIN:[^:]+]]: index, %{{[^:]+}}: index, %[[X:[^:]+]]: memref<64x10xf32>
+// CHECK: %[[ROWS:.*]] = arith.muli %{{.*}}, %c10 : index
+// CHECK: %[[OFFSET:.*]] = arith.addi %[[ROWS]], %c9 : index
+// CHECK: memref.reinterpret_cast %[[X]] to offset: [%[[OFFSET]]], sizes: [%{{.*}}, 10], strides: [10, 1] : memref<64x10xf32> to memref<?x10xf32, strided<[10, 1], offset: ?>>
+#left = affine_map<(d0, d1) -> (d0 + 1, d1 - 1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @wrapping(%x: memref<64x10xf32>, %y: memref<63x10xf32>) attributes {loop.kernel} {
+  loop.nest ins(%x : memref<64x10xf32>) outs(%y : memref<63x10xf32>)
+      domain = [63, 10] schedule = #loop.schedule<parallel = 0, tile = [1, 16], vectorize = true>
+      attributes {indexing_maps = [#left, #id], iterators = ["parallel", "parallel"], wrapping_inputs = array<i64: 0>} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}

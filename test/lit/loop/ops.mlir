@@ -1,6 +1,7 @@
 // The loop dialect: loop.nest, loop.index and #loop.check round-trip, and
 // the verifiers reject nests whose maps, body or schedule do not fit their
-// buffers, indices outside the domain and checks without a status.
+// buffers (a wrapping input's on its row-major offsets), indices outside
+// the domain and checks without a status.
 // RUN: trainc-opt %s -split-input-file -verify-diagnostics | trainc-opt -split-input-file | FileCheck %s
 
 // CHECK-LABEL: func.func @bias_relu
@@ -124,6 +125,68 @@ func.func @check_without_status(%x: memref<8xf32>, %status: memref<i32>)
 // expected-error @+1 {{loop.check must be a #loop.check on a loop kernel}}
 func.func @check_outside_kernel(%status: memref<i64>)
     attributes {loop.check = #loop.check<status = 0, message = "bad {}">} {
+  return
+}
+
+// -----
+
+// A wrapping input: reads that leave an axis but stay in the buffer (its
+// row-major offsets are 9 to 636 of 640) are in bounds.
+// CHECK-LABEL: func.func @wrapping_row
+// CHECK: wrapping_inputs = array<i64: 0>
+#left = affine_map<(d0, d1) -> (d0 + 1, d1 - 1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @wrapping_row(%x: memref<64x10xf32>, %y: memref<63x10xf32>) {
+  loop.nest ins(%x : memref<64x10xf32>) outs(%y : memref<63x10xf32>)
+      domain = [63, 10] schedule = #loop.schedule<parallel = 0, tile = [1, 16], vectorize = true>
+      attributes {indexing_maps = [#left, #id], iterators = ["parallel", "parallel"], wrapping_inputs = array<i64: 0>} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+#left = affine_map<(d0, d1) -> (d0, d1 - 1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @wrapping_before_the_buffer(%x: memref<64x10xf32>, %y: memref<64x10xf32>) {
+  // expected-error @+1 {{wrapping input 0 has 640 elements but the nest reaches offsets [-1, 638]}}
+  loop.nest ins(%x : memref<64x10xf32>) outs(%y : memref<64x10xf32>)
+      domain = [64, 10] schedule = #loop.schedule<parallel = -1, tile = [1, 16], vectorize = true>
+      attributes {indexing_maps = [#left, #id], iterators = ["parallel", "parallel"], wrapping_inputs = array<i64: 0>} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+#window = affine_map<(d0, d1) -> (d0, d0 + d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @wrapping_window(%x: memref<64x10xf32>, %y: memref<4x4xf32>) {
+  // expected-error @+1 {{wrapping input 0 result 1 must be a dimension times a positive step, plus an offset, or a constant}}
+  loop.nest ins(%x : memref<64x10xf32>) outs(%y : memref<4x4xf32>)
+      domain = [4, 4] schedule = #loop.schedule<parallel = -1, tile = [1, 4], vectorize = true>
+      attributes {indexing_maps = [#window, #id], iterators = ["parallel", "parallel"], wrapping_inputs = array<i64: 0>} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @wrapping_output(%x: memref<64x10xf32>, %y: memref<64x10xf32>) {
+  // expected-error @+1 {{wrapping input 1 is not an input, or is listed twice}}
+  loop.nest ins(%x : memref<64x10xf32>) outs(%y : memref<64x10xf32>)
+      domain = [64, 10] schedule = #loop.schedule<parallel = -1, tile = [1, 16], vectorize = true>
+      attributes {indexing_maps = [#id, #id], iterators = ["parallel", "parallel"], wrapping_inputs = array<i64: 1>} {
+  ^bb0(%a: f32, %out: f32):
+    loop.yield %a : f32
+  }
   return
 }
 

@@ -1,0 +1,212 @@
+//===- GeneratedDepthwiseBorders.cpp - taps over an unpadded source ------===//
+//
+// A depthwise convolution of stride 1 (the forward one, or the input
+// gradient, which is the convolution of the output gradient with the
+// flipped weight) reads its source through every tap as a shifted view.
+// GeneratedDepthwiseKernels.cpp gives those views a zero-padded copy of
+// the source: a zero fill and a copy, two passes over a buffer larger than
+// the source, which cost as much as the taps themselves (Zen 4, 144
+// channels of 16x16: fill 4.8 %, copy 2.4 %, taps 7.6 % of the step's
+// samples). Here the taps read the source itself, as a loop.nest's
+// `wrapping_inputs`: a tap's read that leaves its row or plane lands in
+// the neighbouring row or plane, still inside the buffer, and the body
+// selects zero there (comparing `loop.index` with the plane's extents):
+//
+//   out[n, c, o] = bias[c] + sum_t (0 <= o + s_t < D ? src[n, c, o + s_t] : 0)
+//                                  * w[c, t]
+//
+// with the same products in the same order as over the padded copy, so
+// the results are the same bits. Only the first plane's reads may fall
+// before the buffer and only the last plane's after it; the channels 1 to
+// C-2 of every image are one nest over the source, and channels 0 and C-1
+// are copied into a scratch [N, 4, D...] between planes of slack (never
+// used unselected) and computed there.
+//
+//===----------------------------------------------------------------------===//
+#include "lib/Conversion/DepthwiseNests.h"
+
+#include <numeric>
+
+namespace trainc::conversion::depthwise {
+namespace {
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t axis = static_cast<int64_t>(shape.size()) - 2; axis >= 0;
+       --axis)
+    strides[axis] = strides[axis + 1] * shape[axis + 1];
+  return strides;
+}
+
+/// The tap nest over `domain` = (n, c, o...): `source` at (n,
+/// sourceChannel(c), o + shift), the weight at (channel(c), t) and the bias
+/// at channel(c), written to `output` at (n, channel(c), o...), in tiles of
+/// `channelTile` channels.
+void maskedTapNest(KernelBuilder &kb, const ConvGeometry &g,
+                   ArrayRef<int64_t> domain, int64_t channelTile, Value source,
+                   ArrayRef<int64_t> sourcePlane, AffineExpr sourceChannel,
+                   Value weight, bool flipped, Value bias,
+                   AffineExpr channel, Value output,
+                   ArrayRef<SmallVector<int64_t>> shifts) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned n = domain.size(), rank = g.rank();
+  AffineExpr batch = affineDim(context, 0);
+  SmallVector<AffineExpr> positions = dimsFrom(context, 2, rank);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  unsigned tap = 0;
+  appendTapOperands(
+      g, n, channel, source,
+      [&](ArrayRef<int64_t>) {
+        SmallVector<AffineExpr> read = {batch, sourceChannel};
+        for (unsigned i = 0; i < rank; ++i)
+          read.push_back(positions[i] + shifts[tap][i]);
+        ++tap;
+        return mapOf(context, n, read);
+      },
+      weight, flipped, inputs, maps);
+  int64_t taps = tapCount(g);
+  if (bias) {
+    inputs.push_back(bias);
+    maps.push_back(mapOf(context, n, {channel}));
+  }
+  SmallVector<AffineExpr> write = {batch, channel};
+  llvm::append_range(write, positions);
+  maps.push_back(mapOf(context, n, write));
+  SmallVector<int64_t> outputPlane(domain.drop_front(2));
+  loop::NestOp nest = kb.nest(
+      domain, SmallVector<bool>(n, false), inputs, {output}, maps,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        // valid(t) over the positions, built once per distinct bound.
+        SmallVector<Value> index;
+        for (unsigned i = 0; i < rank; ++i)
+          index.push_back(arith::IndexCastOp::create(
+              b, loc, b.getI32Type(), loop::IndexOp::create(b, loc, 2 + i)));
+        auto compare = [&](arith::CmpIPredicate predicate, unsigned i,
+                           int64_t bound) -> Value {
+          return arith::CmpIOp::create(
+              b, loc, predicate, index[i],
+              arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(bound)));
+        };
+        SmallVector<Value> selected;
+        Value zero = constant(b, loc, x[0].getType(), 0.0);
+        for (int64_t t = 0; t < taps; ++t) {
+          Value valid;
+          auto both = [&](Value condition) {
+            valid = valid ? arith::AndIOp::create(b, loc, valid, condition)
+                                .getResult()
+                          : condition;
+          };
+          for (unsigned i = 0; i < rank; ++i) {
+            int64_t shift = shifts[t][i];
+            if (shift < 0)
+              both(compare(arith::CmpIPredicate::sge, i, -shift));
+            if (outputPlane[i] - 1 + shift >= sourcePlane[i])
+              both(compare(arith::CmpIPredicate::slt, i,
+                           sourcePlane[i] - shift));
+          }
+          selected.push_back(
+              valid ? arith::SelectOp::create(b, loc, valid, x[t], zero)
+                          .getResult()
+                    : x[t]);
+        }
+        llvm::append_range(selected, x.drop_front(taps));
+        return tapSum(b, loc, selected, taps, bool(bias));
+      });
+  SmallVector<int64_t> wrapping(taps);
+  std::iota(wrapping.begin(), wrapping.end(), 0);
+  nest.setWrappingInputsAttr(kb.builder.getDenseI64ArrayAttr(wrapping));
+  // Tiles of a few channels (rather than rowTile's rows): their sums'
+  // chains of adds interleave as 4 rows' would, while a row's position, and
+  // so which taps it masks, is the same across the tile (over rows, the
+  // masks were vectors of row indices, built lane by lane). `channelTile`
+  // divides the domain's channels (maskedTapSum splits them so): with a
+  // partial tile, every tile's vectors would be masked.
+  loop::ScheduleAttr schedule = nest.getSchedule();
+  if (schedule.getVectorize() && n >= 3) {
+    SmallVector<int64_t> tile(schedule.getTile());
+    int64_t width = domain.back();
+    if (width < kb.vectorLanes && width >= loop::kMinVectorExtent)
+      tile.back() = width;
+    tile[1] = channelTile;
+    nest.setScheduleAttr(loop::ScheduleAttr::get(
+        context, schedule.getParallel(), tile, /*vectorize=*/true));
+  }
+}
+
+} // namespace
+
+LogicalResult maskedTapSum(KernelBuilder &kb, const ConvGeometry &g,
+                           Value source, ArrayRef<int64_t> sourcePlane,
+                           ArrayRef<SmallVector<int64_t>> shifts, Value weight,
+                           bool flipped, Value bias,
+                           ArrayRef<int64_t> outputPlane, Value output) {
+  MLIRContext *context = kb.builder.getContext();
+  // Up to 9 taps: the masks cost more than the copy saves beyond (Zen 4,
+  // one thread, 5x5 windows over 8x8 to 32x32 planes: 0.84-0.94x the
+  // padded kernel's speed; 3x3: 1.05-2.1x).
+  int64_t channels = g.group;
+  if (channels < 3 || sourcePlane.empty() || tapCount(g) > 9)
+    return failure();
+  // Every read lies within a plane of its own (the slack before and after
+  // it), so that only the first and the last planes may leave the buffer.
+  SmallVector<int64_t> strides = stridesOf(sourcePlane);
+  int64_t plane = 1;
+  for (int64_t extent : sourcePlane)
+    plane *= extent;
+  for (ArrayRef<int64_t> shift : shifts) {
+    int64_t least = 0, greatest = 0;
+    for (auto [i, s] : llvm::enumerate(shift)) {
+      least += std::min<int64_t>(s, s + outputPlane[i] - 1) * strides[i];
+      greatest += std::max<int64_t>(s, s + outputPlane[i] - 1) * strides[i];
+    }
+    if (least < -plane || greatest >= 2 * plane)
+      return failure();
+  }
+
+  // Channels 1 to C-2, over the source: tiles of 4 channels, then the
+  // last few as one tile.
+  AffineExpr c = affineDim(context, 1);
+  int64_t inner = channels - 2, whole = inner / 4 * 4;
+  auto overSource = [&](int64_t first, int64_t count) {
+    if (count == 0)
+      return;
+    SmallVector<int64_t> domain = {g.batch, count};
+    llvm::append_range(domain, outputPlane);
+    maskedTapNest(kb, g, domain, std::min<int64_t>(count, 4), source,
+                  sourcePlane, c + first, weight, flipped, bias, c + first,
+                  output, shifts);
+  };
+  overSource(1, whole);
+  overSource(1 + whole, inner - whole);
+
+  // Channels 0 and C-1 (q = 0, 1: channel q (C - 1)), over their copies
+  // e[n, q + 1] in a scratch [N, 4, D...].
+  unsigned rank = sourcePlane.size();
+  SmallVector<int64_t> edgeShape = {g.batch, 4};
+  llvm::append_range(edgeShape, sourcePlane);
+  Value edges = kb.scratch(
+      edgeShape, cast<MemRefType>(source.getType()).getElementType());
+  SmallVector<int64_t> copyDomain = {g.batch, 2};
+  llvm::append_range(copyDomain, sourcePlane);
+  unsigned m = copyDomain.size();
+  SmallVector<AffineExpr> read = {affineDim(context, 0), c * (channels - 1)};
+  SmallVector<AffineExpr> written = {affineDim(context, 0), c + 1};
+  for (AffineExpr position : dimsFrom(context, 2, rank)) {
+    read.push_back(position);
+    written.push_back(position);
+  }
+  kb.nest(copyDomain, SmallVector<bool>(m, false), {source}, {edges},
+          {mapOf(context, m, read), mapOf(context, m, written)},
+          [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
+            return {x[0]};
+          });
+  SmallVector<int64_t> edgeDomain = {g.batch, 2};
+  llvm::append_range(edgeDomain, outputPlane);
+  maskedTapNest(kb, g, edgeDomain, 2, edges, sourcePlane, c + 1, weight,
+                flipped, bias, c * (channels - 1), output, shifts);
+  return success();
+}
+
+} // namespace trainc::conversion::depthwise
