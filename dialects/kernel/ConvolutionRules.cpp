@@ -185,12 +185,35 @@ static bool isDepthwise(LaunchOp launch, ArrayRef<int64_t> weight,
   return true;
 }
 
+/// Stride 1, at most 9 taps, at least 3 channels and rows of at least 8:
+/// the generated kernel reads its input unpadded there
+/// (GeneratedDepthwiseBorders.cpp), which made its forward convolutions
+/// faster than oneDNN's on every plane measured (Zen 4, `trainc compile
+/// --profile`, batch 8, 3x3: 2 threads, AVX-512, 0.021-0.056 against
+/// 0.035-0.109 ms from 8x8 to 32x32, 0.65-1.23 against 2.5-3.0 ms at
+/// 56x56 and 112x112; one thread with AVX2 code and oneDNN limited to
+/// AVX2, 1.3-2.7x).
+static bool unpaddedTaps(LaunchOp launch, ArrayRef<int64_t> weight,
+                         ArrayRef<int64_t> output) {
+  ArrayRef<int64_t> strides = integers(launch, "strides");
+  int64_t taps = 1;
+  for (int64_t extent : weight.drop_front(2))
+    taps *= extent;
+  return taps <= 9 && weight[0] >= 3 && output.size() > 2 &&
+         output.back() >= 8 &&
+         llvm::all_of(strides, [](int64_t s) { return s == 1; });
+}
+
 bool generatedDepthwiseForward(LaunchOp launch, std::string &whyNot) {
-  if (!isDepthwise(launch, shapeOf(launch.getInputs()[1]), whyNot))
+  ArrayRef<int64_t> weight = shapeOf(launch.getInputs()[1]);
+  if (!isDepthwise(launch, weight, whyNot))
     return false;
-  if (!largeUnstridedPlane(launch, shapeOf(launch.getOutputs()[0]))) {
-    whyNot = "oneDNN's depthwise forward convolutions were faster but over "
-             "planes of at least 56 columns without strides on AVX-512";
+  ArrayRef<int64_t> output = shapeOf(launch.getOutputs()[0]);
+  if (!largeUnstridedPlane(launch, output) &&
+      !unpaddedTaps(launch, weight, output)) {
+    whyNot = "oneDNN's depthwise forward convolutions were faster but "
+             "without strides over rows of at least 8 (up to 9 taps) or 56 "
+             "(AVX-512)";
     return false;
   }
   return true;
