@@ -53,6 +53,21 @@ LogicalResult maskedTapSum(KernelBuilder &kb, const ConvGeometry &g,
                            bool flipped, Value bias,
                            ArrayRef<int64_t> outputPlane, Value output);
 
+/// Whether a weight gradient may read its input unpadded
+/// (maskedWeightSums): stride 1, and maskedTapSum's conditions.
+bool unpaddedWeightGradient(const ConvGeometry &g);
+
+/// A weight gradient's sums over the unpadded input [N, C, D...]: sums[c,
+/// t..., (o_last when `alongRows`)] += dy[n, c, o] * x[n, c, o + t*d - pad]
+/// over the batch and the plane (the rows' sums, or whole ones), reads
+/// outside the plane taken as zero, where unpaddedWeightGradient holds.
+void maskedWeightSums(KernelBuilder &kb, const ConvGeometry &g,
+                      Value gradOutput, Value input, Value sums,
+                      bool alongRows);
+
+/// The shifts of a forward convolution's taps (stride 1): t*d - pad.
+SmallVector<SmallVector<int64_t>> forwardShifts(const ConvGeometry &g);
+
 /// Gives `nest`, over (c, ...) of buffers stored channels-last, one vector
 /// of channels per tile, the other dimensions looping inside it.
 void vectorOfChannels(KernelBuilder &kb, loop::NestOp nest);

@@ -39,6 +39,47 @@ SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   return strides;
 }
 
+/// Each tap's value of `taps` (read at o + shifts[t] of positions o in
+/// domain dims 2...), or zero where that left the source's plane: the
+/// body's part of a nest with wrapping inputs.
+SmallVector<Value> selectTaps(OpBuilder &b, Location loc, ValueRange taps,
+                              ArrayRef<SmallVector<int64_t>> shifts,
+                              ArrayRef<int64_t> outputPlane,
+                              ArrayRef<int64_t> sourcePlane) {
+  unsigned rank = sourcePlane.size();
+  SmallVector<Value> index;
+  for (unsigned i = 0; i < rank; ++i)
+    index.push_back(arith::IndexCastOp::create(
+        b, loc, b.getI32Type(), loop::IndexOp::create(b, loc, 2 + i)));
+  auto compare = [&](arith::CmpIPredicate predicate, unsigned i,
+                     int64_t bound) -> Value {
+    return arith::CmpIOp::create(
+        b, loc, predicate, index[i],
+        arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(bound)));
+  };
+  SmallVector<Value> selected;
+  Value zero = constant(b, loc, taps[0].getType(), 0.0);
+  for (auto [t, value] : llvm::enumerate(taps)) {
+    Value valid;
+    auto both = [&](Value condition) {
+      valid = valid
+                  ? arith::AndIOp::create(b, loc, valid, condition).getResult()
+                  : condition;
+    };
+    for (unsigned i = 0; i < rank; ++i) {
+      int64_t shift = shifts[t][i];
+      if (shift < 0)
+        both(compare(arith::CmpIPredicate::sge, i, -shift));
+      if (outputPlane[i] - 1 + shift >= sourcePlane[i])
+        both(compare(arith::CmpIPredicate::slt, i, sourcePlane[i] - shift));
+    }
+    selected.push_back(
+        valid ? arith::SelectOp::create(b, loc, valid, value, zero).getResult()
+              : value);
+  }
+  return selected;
+}
+
 /// The tap nest over `domain` = (n, c, o...): `source` at (n,
 /// sourceChannel(c), o + shift), the weight at (channel(c), t) and the bias
 /// at channel(c), written to `output` at (n, channel(c), o...), in tiles of
@@ -78,39 +119,8 @@ void maskedTapNest(KernelBuilder &kb, const ConvGeometry &g,
   loop::NestOp nest = kb.nest(
       domain, SmallVector<bool>(n, false), inputs, {output}, maps,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        // valid(t) over the positions, built once per distinct bound.
-        SmallVector<Value> index;
-        for (unsigned i = 0; i < rank; ++i)
-          index.push_back(arith::IndexCastOp::create(
-              b, loc, b.getI32Type(), loop::IndexOp::create(b, loc, 2 + i)));
-        auto compare = [&](arith::CmpIPredicate predicate, unsigned i,
-                           int64_t bound) -> Value {
-          return arith::CmpIOp::create(
-              b, loc, predicate, index[i],
-              arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(bound)));
-        };
-        SmallVector<Value> selected;
-        Value zero = constant(b, loc, x[0].getType(), 0.0);
-        for (int64_t t = 0; t < taps; ++t) {
-          Value valid;
-          auto both = [&](Value condition) {
-            valid = valid ? arith::AndIOp::create(b, loc, valid, condition)
-                                .getResult()
-                          : condition;
-          };
-          for (unsigned i = 0; i < rank; ++i) {
-            int64_t shift = shifts[t][i];
-            if (shift < 0)
-              both(compare(arith::CmpIPredicate::sge, i, -shift));
-            if (outputPlane[i] - 1 + shift >= sourcePlane[i])
-              both(compare(arith::CmpIPredicate::slt, i,
-                           sourcePlane[i] - shift));
-          }
-          selected.push_back(
-              valid ? arith::SelectOp::create(b, loc, valid, x[t], zero)
-                          .getResult()
-                    : x[t]);
-        }
+        SmallVector<Value> selected = selectTaps(
+            b, loc, x.take_front(taps), shifts, outputPlane, sourcePlane);
         llvm::append_range(selected, x.drop_front(taps));
         return tapSum(b, loc, selected, taps, bool(bias));
       });
@@ -137,20 +147,18 @@ void maskedTapNest(KernelBuilder &kb, const ConvGeometry &g,
 
 } // namespace
 
-LogicalResult maskedTapSum(KernelBuilder &kb, const ConvGeometry &g,
-                           Value source, ArrayRef<int64_t> sourcePlane,
-                           ArrayRef<SmallVector<int64_t>> shifts, Value weight,
-                           bool flipped, Value bias,
-                           ArrayRef<int64_t> outputPlane, Value output) {
-  MLIRContext *context = kb.builder.getContext();
-  // Up to 9 taps: the masks cost more than the copy saves beyond (Zen 4,
-  // one thread, 5x5 windows over 8x8 to 32x32 planes: 0.84-0.94x the
-  // padded kernel's speed; 3x3: 1.05-2.1x).
-  int64_t channels = g.group;
-  if (channels < 3 || sourcePlane.empty() || tapCount(g) > 9)
-    return failure();
-  // Every read lies within a plane of its own (the slack before and after
-  // it), so that only the first and the last planes may leave the buffer.
+/// Whether the taps `shifts` over `sourcePlane`, from positions over
+/// `outputPlane`, may read the source unpadded: at least 3 channels, up to
+/// 9 taps (the masks cost more than the copy saves beyond: Zen 4, one
+/// thread, 5x5 windows over 8x8 to 32x32 planes ran at 0.84-0.94x the
+/// padded kernel's speed; 3x3 at 1.05-2.1x), and every read within a plane
+/// of its own (the slack before and after it), so that only the first and
+/// the last planes may leave the buffer.
+bool unpaddedApplies(const ConvGeometry &g, ArrayRef<int64_t> sourcePlane,
+                     ArrayRef<int64_t> outputPlane,
+                     ArrayRef<SmallVector<int64_t>> shifts) {
+  if (g.group < 3 || sourcePlane.empty() || tapCount(g) > 9)
+    return false;
   SmallVector<int64_t> strides = stridesOf(sourcePlane);
   int64_t plane = 1;
   for (int64_t extent : sourcePlane)
@@ -162,8 +170,47 @@ LogicalResult maskedTapSum(KernelBuilder &kb, const ConvGeometry &g,
       greatest += std::max<int64_t>(s, s + outputPlane[i] - 1) * strides[i];
     }
     if (least < -plane || greatest >= 2 * plane)
-      return failure();
+      return false;
   }
+  return true;
+}
+
+/// Channels 0 and C-1 of `source` [N, C, plane...] copied to e[n, 1] and
+/// e[n, 2] of a scratch [N, 4, plane...], between planes of slack.
+Value edgeChannels(KernelBuilder &kb, const ConvGeometry &g, Value source,
+                   ArrayRef<int64_t> sourcePlane) {
+  MLIRContext *context = kb.builder.getContext();
+  AffineExpr c = affineDim(context, 1);
+  SmallVector<int64_t> edgeShape = {g.batch, 4};
+  llvm::append_range(edgeShape, sourcePlane);
+  Value edges = kb.scratch(
+      edgeShape, cast<MemRefType>(source.getType()).getElementType());
+  SmallVector<int64_t> copyDomain = {g.batch, 2};
+  llvm::append_range(copyDomain, sourcePlane);
+  unsigned m = copyDomain.size();
+  SmallVector<AffineExpr> read = {affineDim(context, 0), c * (g.group - 1)};
+  SmallVector<AffineExpr> written = {affineDim(context, 0), c + 1};
+  for (AffineExpr position : dimsFrom(context, 2, sourcePlane.size())) {
+    read.push_back(position);
+    written.push_back(position);
+  }
+  kb.nest(copyDomain, SmallVector<bool>(m, false), {source}, {edges},
+          {mapOf(context, m, read), mapOf(context, m, written)},
+          [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
+            return {x[0]};
+          });
+  return edges;
+}
+
+LogicalResult maskedTapSum(KernelBuilder &kb, const ConvGeometry &g,
+                           Value source, ArrayRef<int64_t> sourcePlane,
+                           ArrayRef<SmallVector<int64_t>> shifts, Value weight,
+                           bool flipped, Value bias,
+                           ArrayRef<int64_t> outputPlane, Value output) {
+  MLIRContext *context = kb.builder.getContext();
+  if (!unpaddedApplies(g, sourcePlane, outputPlane, shifts))
+    return failure();
+  int64_t channels = g.group;
 
   // Channels 1 to C-2, over the source: tiles of 4 channels, then the
   // last few as one tile.
@@ -182,31 +229,100 @@ LogicalResult maskedTapSum(KernelBuilder &kb, const ConvGeometry &g,
   overSource(1 + whole, inner - whole);
 
   // Channels 0 and C-1 (q = 0, 1: channel q (C - 1)), over their copies
-  // e[n, q + 1] in a scratch [N, 4, D...].
-  unsigned rank = sourcePlane.size();
-  SmallVector<int64_t> edgeShape = {g.batch, 4};
-  llvm::append_range(edgeShape, sourcePlane);
-  Value edges = kb.scratch(
-      edgeShape, cast<MemRefType>(source.getType()).getElementType());
-  SmallVector<int64_t> copyDomain = {g.batch, 2};
-  llvm::append_range(copyDomain, sourcePlane);
-  unsigned m = copyDomain.size();
-  SmallVector<AffineExpr> read = {affineDim(context, 0), c * (channels - 1)};
-  SmallVector<AffineExpr> written = {affineDim(context, 0), c + 1};
-  for (AffineExpr position : dimsFrom(context, 2, rank)) {
-    read.push_back(position);
-    written.push_back(position);
-  }
-  kb.nest(copyDomain, SmallVector<bool>(m, false), {source}, {edges},
-          {mapOf(context, m, read), mapOf(context, m, written)},
-          [](OpBuilder &, Location, ValueRange x) -> SmallVector<Value> {
-            return {x[0]};
-          });
+  // e[n, q + 1].
+  Value edges = edgeChannels(kb, g, source, sourcePlane);
   SmallVector<int64_t> edgeDomain = {g.batch, 2};
   llvm::append_range(edgeDomain, outputPlane);
   maskedTapNest(kb, g, edgeDomain, 2, edges, sourcePlane, c + 1, weight,
                 flipped, bias, c * (channels - 1), output, shifts);
   return success();
+}
+
+SmallVector<SmallVector<int64_t>> forwardShifts(const ConvGeometry &g) {
+  SmallVector<SmallVector<int64_t>> shifts;
+  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+    SmallVector<int64_t> shift;
+    for (unsigned i = 0; i < g.rank(); ++i)
+      shift.push_back(tap[i] * g.dilations[i] - g.padsBegin[i]);
+    shifts.push_back(shift);
+  });
+  return shifts;
+}
+
+bool unpaddedWeightGradient(const ConvGeometry &g) {
+  return llvm::all_of(g.strides, [](int64_t s) { return s == 1; }) &&
+         unpaddedApplies(g, g.input, g.output, forwardShifts(g));
+}
+
+void maskedWeightSums(KernelBuilder &kb, const ConvGeometry &g,
+                      Value gradOutput, Value input, Value sums,
+                      bool alongRows) {
+  MLIRContext *context = kb.builder.getContext();
+  SmallVector<SmallVector<int64_t>> shifts = forwardShifts(g);
+  unsigned rank = g.rank();
+  int64_t taps = tapCount(g), channels = g.group;
+  AffineExpr c = affineDim(context, 0), batch = affineDim(context, 1);
+  SmallVector<AffineExpr> positions = dimsFrom(context, 2, rank);
+  // Over (c, n, o...): dy at (n, channel(c), o), the taps of `source` at
+  // (n, sourceChannel(c), o + shift), each summed into sums at (channel(c),
+  // t...) (and o_last along rows).
+  auto sumsNest = [&](int64_t count, Value source, AffineExpr sourceChannel,
+                      AffineExpr channel) {
+    SmallVector<int64_t> domain = {count, g.batch};
+    llvm::append_range(domain, g.output);
+    unsigned n = domain.size();
+    SmallVector<bool> reduction(n, true);
+    reduction.front() = false;
+    reduction.back() = !alongRows;
+    SmallVector<AffineExpr> gradient = {batch, channel};
+    llvm::append_range(gradient, positions);
+    SmallVector<Value> inputs = {gradOutput}, outputs;
+    SmallVector<AffineMap> maps = {mapOf(context, n, gradient)}, outputMaps;
+    unsigned t = 0;
+    forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+      SmallVector<AffineExpr> read = {batch, sourceChannel};
+      for (unsigned i = 0; i < rank; ++i)
+        read.push_back(positions[i] + shifts[t][i]);
+      ++t;
+      inputs.push_back(source);
+      maps.push_back(mapOf(context, n, read));
+      outputs.push_back(sums);
+      SmallVector<AffineExpr> sum = {channel};
+      for (int64_t k : tap)
+        sum.push_back(getAffineConstantExpr(k, context));
+      if (alongRows)
+        sum.push_back(positions.back());
+      outputMaps.push_back(mapOf(context, n, sum));
+    });
+    llvm::append_range(maps, outputMaps);
+    loop::NestOp nest = kb.nest(
+        domain, reduction, inputs, outputs, maps,
+        [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+          SmallVector<Value> selected =
+              selectTaps(b, loc, x.slice(1, taps), shifts, g.output, g.input);
+          SmallVector<Value> result;
+          for (int64_t k = 0; k < taps; ++k)
+            result.push_back(arith::AddFOp::create(
+                b, loc, x[1 + taps + k],
+                arith::MulFOp::create(b, loc, x[0], selected[k])));
+          return result;
+        });
+    SmallVector<int64_t> wrapping(taps);
+    std::iota(wrapping.begin(), wrapping.end(), 1);
+    nest.setWrappingInputsAttr(kb.builder.getDenseI64ArrayAttr(wrapping));
+    loop::ScheduleAttr schedule = nest.getSchedule();
+    if (alongRows && schedule.getVectorize()) {
+      // A whole row in one tile, so that its sums' addresses do not move.
+      SmallVector<int64_t> tile(schedule.getTile());
+      tile.back() = g.output.back();
+      nest.setScheduleAttr(loop::ScheduleAttr::get(
+          context, schedule.getParallel(), tile, /*vectorize=*/true));
+    }
+  };
+  sumsNest(channels - 2, input, c + 1, c + 1);
+  Value edges = edgeChannels(kb, g, input, g.input);
+  // e[n, q + 1] is channel q (C - 1).
+  sumsNest(2, edges, c + 1, c * (channels - 1));
 }
 
 } // namespace trainc::conversion::depthwise

@@ -445,14 +445,7 @@ LogicalResult unpaddedTaps(KernelBuilder &kb, const ConvGeometry &g,
                            Value output) {
   if (!unstrided(g))
     return failure();
-  SmallVector<SmallVector<int64_t>> shifts;
-  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
-    SmallVector<int64_t> shift;
-    for (unsigned i = 0; i < g.rank(); ++i)
-      shift.push_back(tap[i] * g.dilations[i] - g.padsBegin[i]);
-    shifts.push_back(shift);
-  });
-  return maskedTapSum(kb, g, input, g.input, shifts, weight,
+  return maskedTapSum(kb, g, input, g.input, forwardShifts(g), weight,
                       /*flipped=*/false, bias, g.output, output);
 }
 
@@ -474,6 +467,50 @@ LogicalResult unpaddedGradientTaps(KernelBuilder &kb, const ConvGeometry &g,
   });
   return maskedTapSum(kb, g, gradOutput, g.output, shifts, weight,
                       /*flipped=*/true, Value(), g.input, gradInput);
+}
+
+/// A weight gradient's sums over the padded input (or its phases) of
+/// depthwiseSource: sums[c, t..., (o_last when `alongRows`)] += dy[n, c, o]
+/// * src_t[n, c, o] over the batch and the plane.
+void paddedWeightSums(KernelBuilder &kb, const ConvGeometry &g,
+                      Value gradOutput, const DepthwiseSource &source,
+                      Value rows, bool alongRows) {
+  MLIRContext *context = kb.builder.getContext();
+  unsigned rank = g.rank();
+  SmallVector<int64_t> domain = {g.group, g.batch};
+  llvm::append_range(domain, g.output);
+  unsigned n = domain.size();
+  SmallVector<bool> reduction(n, true);
+  reduction.front() = false;
+  reduction.back() = !alongRows;
+  AffineExpr channel = affineDim(context, 0), batch = affineDim(context, 1);
+  SmallVector<AffineExpr> positions = dimsFrom(context, 2, rank);
+  SmallVector<AffineExpr> gradient = {batch, channel};
+  llvm::append_range(gradient, positions);
+  SmallVector<Value> inputs = {gradOutput}, outputs;
+  SmallVector<AffineMap> maps = {mapOf(context, n, gradient)}, outputMaps;
+  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+    inputs.push_back(source.buffer);
+    maps.push_back(source.tapMap(g, n, batch, channel, positions, tap));
+    outputs.push_back(rows);
+    AffineMap weight =
+        depthwiseWeightMap(g, n, channel, tap, /*flipped=*/false);
+    SmallVector<AffineExpr> row(weight.getResults());
+    if (alongRows)
+      row.push_back(positions.back());
+    outputMaps.push_back(mapOf(context, n, row));
+  });
+  llvm::append_range(maps, outputMaps);
+  loop::NestOp nest =
+      kb.nest(domain, reduction, inputs, outputs, maps, accumulateTaps);
+  loop::ScheduleAttr schedule = nest.getSchedule();
+  if (alongRows && schedule.getVectorize()) {
+    // A whole row in one tile, so that its sums' addresses do not move.
+    SmallVector<int64_t> tile(schedule.getTile());
+    tile.back() = g.output.back();
+    nest.setScheduleAttr(loop::ScheduleAttr::get(
+        context, schedule.getParallel(), tile, /*vectorize=*/true));
+  }
 }
 
 } // namespace depthwise
@@ -632,7 +669,10 @@ LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
     copyTo(kb, dwt, gradWeight, mapOf(context, rank + 1, write));
     return success();
   }
-  DepthwiseSource source = depthwiseSource(kb, g, input);
+  bool unpadded = unpaddedWeightGradient(g);
+  DepthwiseSource source;
+  if (!unpadded)
+    source = depthwiseSource(kb, g, input);
   Value sums = accumulator == element
                    ? gradWeight
                    : kb.scratch(depthwiseWeightShape(g), accumulator);
@@ -660,41 +700,11 @@ LogicalResult buildDepthwiseConvBackwardWeight(KernelBuilder &kb,
     rows = kb.privateScratch(rowsShape, accumulator);
     zeroFill(kb, rows);
   }
-  SmallVector<int64_t> domain = {g.group, g.batch};
-  llvm::append_range(domain, g.output);
-  unsigned n = domain.size();
-  SmallVector<bool> reduction(n, true);
-  reduction.front() = false;
-  reduction.back() = !alongRows;
-  AffineExpr channel = affineDim(context, 0), batch = affineDim(context, 1);
-  SmallVector<AffineExpr> positions = dimsFrom(context, 2, rank);
-  SmallVector<AffineExpr> gradient = {batch, channel};
-  llvm::append_range(gradient, positions);
-  SmallVector<Value> inputs = {gradOutput}, outputs;
-  SmallVector<AffineMap> maps = {mapOf(context, n, gradient)}, outputMaps;
-  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
-    inputs.push_back(source.buffer);
-    maps.push_back(source.tapMap(g, n, batch, channel, positions, tap));
-    outputs.push_back(rows);
-    AffineMap weight =
-        depthwiseWeightMap(g, n, channel, tap, /*flipped=*/false);
-    SmallVector<AffineExpr> row(weight.getResults());
-    if (alongRows)
-      row.push_back(positions.back());
-    outputMaps.push_back(mapOf(context, n, row));
-  });
-  llvm::append_range(maps, outputMaps);
-  loop::NestOp nest =
-      kb.nest(domain, reduction, inputs, outputs, maps, accumulateTaps);
+  if (unpadded)
+    maskedWeightSums(kb, g, gradOutput, input, rows, alongRows);
+  else
+    paddedWeightSums(kb, g, gradOutput, source, rows, alongRows);
   if (alongRows) {
-    // A whole row in one tile, so that its sums' addresses do not move.
-    loop::ScheduleAttr schedule = nest.getSchedule();
-    if (schedule.getVectorize()) {
-      SmallVector<int64_t> tile(schedule.getTile());
-      tile.back() = width;
-      nest.setScheduleAttr(loop::ScheduleAttr::get(
-          context, schedule.getParallel(), tile, /*vectorize=*/true));
-    }
     // dw[c, t...] = sum over o of rows[c, t..., o].
     unsigned m = rowsShape.size();
     SmallVector<bool> acrossRow(m, false);

@@ -308,7 +308,10 @@ func.func @depthwise(%x: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %b: memre
 // of a row of sums (constant views of private scratch [C, 3, 3, W]), each
 // a sum over the batch and the rows, kept a vector along the row (tile
 // [1, 1, 1, 8]: the whole row, unmasked), then one nest summing each
-// row into dw. Planes whose rows are shorter than half a vector run
+// row into dw. Without strides it reads the input unpadded, as the
+// forward convolution does: channels 1 to C-2 from the input (wrapping
+// inputs, each tap selected to zero where it left the plane), channels 0
+// and C-1 from their copies between slack planes. Planes whose rows are shorter than half a vector run
 // channels-last: the gradient and the weight are transposed into
 // [N, H, W, C] and [K, K, C] (scalar passes), every tap runs along the
 // channels, and the result is transposed back. Channels-last nests run a
@@ -316,8 +319,10 @@ func.func @depthwise(%x: memref<2x4x8x8xf32>, %w: memref<4x1x3x3xf32>, %b: memre
 // the plane inside it, writing private scratch (llvm.noalias): LLVM keeps
 // a weight gradient's sums, or the taps' weights, in registers.
 // CHECK-LABEL: func.func private @generated_conv_backward_weight(
-// CHECK-SAME: %[[DW:[^:]+]]: memref<4x3x3xf32>, %{{[^:]+}}: memref<2x4x10x10xf32>, %[[ROWS:[^:]+]]: memref<4x3x3x8xf32> {llvm.noalias})
-// CHECK: loop.nest ins(%{{[^ ]+}}, %[[XP:[^ ]+]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]], %[[XP]] : {{.*}}) outs(%[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]] : {{.*}}) domain = [4, 2, 8, 8] schedule = <parallel = -1, tile = [1, 1, 1, 8], vectorize = true> attributes {{{.*}}iterators = ["parallel", "reduction", "reduction", "parallel"]}
+// CHECK-SAME: %[[DY:[^:]+]]: memref<2x4x8x8xf32>, %[[X:[^:]+]]: memref<2x4x8x8xf32>, %[[DW:[^:]+]]: memref<4x3x3xf32>, %[[ROWS:[^:]+]]: memref<4x3x3x8xf32> {llvm.noalias}, %[[E:[^:]+]]: memref<2x4x8x8xf32>)
+// CHECK: loop.nest ins(%[[DY]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]] : {{.*}}) outs(%[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]], %[[ROWS]] : {{.*}}) domain = [2, 2, 8, 8] schedule = <parallel = -1, tile = [1, 1, 1, 8], vectorize = true> attributes {{{.*}}iterators = ["parallel", "reduction", "reduction", "parallel"], wrapping_inputs = array<i64: 1, 2, 3, 4, 5, 6, 7, 8, 9>}
+// CHECK: loop.nest ins(%[[X]] : memref<2x4x8x8xf32>) outs(%[[E]] : memref<2x4x8x8xf32>)
+// CHECK: loop.nest ins(%[[DY]], %[[E]], {{.*}}) outs(%[[ROWS]], {{.*}}) domain = [2, 2, 8, 8] {{.*}}wrapping_inputs = array<i64: 1, 2, 3, 4, 5, 6, 7, 8, 9>}
 // CHECK: loop.nest ins(%[[ROWS]] : memref<4x3x3x8xf32>) outs(%[[DW]] : memref<4x3x3xf32>) domain = [4, 3, 3, 8] {{.*}}iterators = ["parallel", "parallel", "parallel", "reduction"]
 // CHECK-LABEL: func.func private @generated_conv_backward_weight_0(
 // CHECK-SAME: %[[DWT:[^:]+]]: memref<3x3x16xf32> {llvm.noalias})

@@ -119,16 +119,17 @@ func.func @conv(%x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3
 
 // Depthwise convolutions (one input and one output channel per group):
 // input gradients on the generated kernels; weight gradients there too,
-// except for 3x3 windows over planes of at least 3x3 (oneDNN's were
-// faster), so a 5x5 window and a 2x2 plane go generated; forward
-// convolutions generated where they read the input unpadded (stride 1, up
-// to 9 taps, rows of at least 8), on every target, and on oneDNN
-// otherwise (strided, 5x5). A channel multiplier of 2 (6 outputs from 3
+// except for 3x3 windows over planes of at least 3x3 that the generated
+// kernel cannot read unpadded (oneDNN's were faster: strided, or rows
+// shorter than 8 on AVX-512 and 56 on AVX2), so a 5x5 window and a 2x2
+// plane go generated; forward convolutions generated where they read the
+// input unpadded (stride 1, up to 9 taps, rows of at least 8), on every
+// target, and on oneDNN otherwise (strided, 5x5). A channel multiplier of 2 (6 outputs from 3
 // channels in 3 groups) is not depthwise: oneDNN.
 // CHECK-LABEL: func.func @depthwise_conv
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "generated"
-// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "dnnl"
@@ -137,11 +138,12 @@ func.func @conv(%x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3
 // CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv_backward_input"{{.*}}backend = "generated"
 // Planes of 56 columns or more without strides: the 3x3 weight gradient
-// is generated too, on AVX-512 targets only.
+// is generated too (on AVX2 as well, read unpadded).
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "dnnl"{{.*}}strides = array<i64: 2, 2>
 // CHECK: kernel.launch "graph.conv"{{.*}}backend = "dnnl"{{.*}}memref<3x1x5x5xf32>
+// CHECK: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"{{.*}}strides = array<i64: 2, 2>
 // AVX2-LABEL: func.func @depthwise_conv
 // AVX2: kernel.launch "graph.conv"{{.*}}backend = "generated"
 // AVX2: kernel.launch "graph.conv_backward_input"{{.*}}backend = "generated"
@@ -152,9 +154,10 @@ func.func @conv(%x: memref<1x2x5x5xf32>, %w: memref<3x2x3x3xf32>, %y: memref<1x3
 // AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
 // AVX2: kernel.launch "graph.conv_backward_input"{{.*}}backend = "generated"
 // AVX2: kernel.launch "graph.conv"{{.*}}backend = "generated"
+// AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "generated"
+// AVX2: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
+// AVX2: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
 // AVX2: kernel.launch "graph.conv_backward_weight"{{.*}}backend = "dnnl"
-// AVX2: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
-// AVX2: kernel.launch "graph.conv"{{.*}}backend = "dnnl"
 func.func @depthwise_conv(%x: memref<2x3x8x8xf32>, %w: memref<3x1x3x3xf32>, %y: memref<2x3x8x8xf32>, %dx: memref<2x3x8x8xf32>, %dw: memref<3x1x3x3xf32>, %w5: memref<3x1x5x5xf32>, %x2: memref<2x3x2x2xf32>, %w2: memref<6x1x3x3xf32>, %y2: memref<2x6x8x8xf32>, %xb: memref<2x3x8x8xbf16>, %wb: memref<3x1x3x3xbf16>, %dxb: memref<2x3x8x8xbf16>, %xl: memref<1x3x56x56xf32>, %yl: memref<1x3x56x56xf32>, %ys: memref<2x3x4x4xf32>) {
   kernel.launch "graph.conv"(%x, %w) -> (%y) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<3x1x3x3xf32>) -> memref<2x3x8x8xf32>
   kernel.launch "graph.conv_backward_input"(%y, %w) -> (%dx) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, input_shape = array<i64: 2, 3, 8, 8>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<3x1x3x3xf32>) -> memref<2x3x8x8xf32>
@@ -168,6 +171,7 @@ func.func @depthwise_conv(%x: memref<2x3x8x8xf32>, %w: memref<3x1x3x3xf32>, %y: 
   kernel.launch "graph.conv_backward_weight"(%xl, %xl) -> (%dw) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 3, 1, 3, 3>}} : (memref<1x3x56x56xf32>, memref<1x3x56x56xf32>) -> memref<3x1x3x3xf32>
   kernel.launch "graph.conv"(%x, %w) -> (%ys) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}} : (memref<2x3x8x8xf32>, memref<3x1x3x3xf32>) -> memref<2x3x4x4xf32>
   kernel.launch "graph.conv"(%x, %w5) -> (%y) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 1, 1>}} : (memref<2x3x8x8xf32>, memref<3x1x5x5xf32>) -> memref<2x3x8x8xf32>
+  kernel.launch "graph.conv_backward_weight"(%ys, %x) -> (%dw) {options = {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, weight_shape = array<i64: 3, 1, 3, 3>}} : (memref<2x3x4x4xf32>, memref<2x3x8x8xf32>) -> memref<3x1x3x3xf32>
   return
 }
 
