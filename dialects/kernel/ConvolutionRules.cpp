@@ -239,8 +239,8 @@ bool generatedDepthwiseWeightGradient(LaunchOp launch, std::string &whyNot) {
   ArrayRef<int64_t> output = shapeOf(launch.getInputs()[0]);
   bool unpadded = unpaddedTaps(launch, weight, output) &&
                   (targetVectorLanes(launch) >= 16 || output.back() >= 56);
-  bool oneDnnFast = !isLowFloat(element) &&
-                    !largeUnstridedPlane(launch, output) && !unpadded;
+  bool oneDnnFast =
+      !isLowFloat(element) && !largeUnstridedPlane(launch, output) && !unpadded;
   for (size_t d = 2; d < weight.size(); ++d)
     oneDnnFast &= weight[d] == 3 && input[d] >= 3;
   if (oneDnnFast) {

@@ -65,6 +65,10 @@ void maskedWeightSums(KernelBuilder &kb, const ConvGeometry &g,
                       Value gradOutput, Value input, Value sums,
                       bool alongRows);
 
+/// Gives a weight gradient's nest over (c, n, rows..., columns) a whole row
+/// per vector tile, so that its sums' addresses (a row of sums) do not move.
+void wholeRowTile(loop::NestOp nest, int64_t width);
+
 /// The shifts of a forward convolution's taps (stride 1): t*d - pad.
 SmallVector<SmallVector<int64_t>> forwardShifts(const ConvGeometry &g);
 

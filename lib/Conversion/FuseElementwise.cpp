@@ -548,7 +548,7 @@ struct FuseElementwisePass
           b.getAffineMapArrayAttr(maps), reader.getIterators(),
           loop::defaultSchedule(context, domain, reduction, maps,
                                 outputs.size(), vectorLanes),
-        /*wrapping_inputs=*/nullptr);
+          /*wrapping_inputs=*/nullptr);
       Block *body = b.createBlock(&fused.getBody());
       for (Value value : llvm::concat<Value>(inputs, outputs))
         body->addArgument(cast<MemRefType>(value.getType()).getElementType(),

@@ -33,8 +33,7 @@ namespace {
 /// Row-major strides of `shape`.
 SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t axis = static_cast<int64_t>(shape.size()) - 2; axis >= 0;
-       --axis)
+  for (int64_t axis = static_cast<int64_t>(shape.size()) - 2; axis >= 0; --axis)
     strides[axis] = strides[axis + 1] * shape[axis + 1];
   return strides;
 }
@@ -87,9 +86,8 @@ SmallVector<Value> selectTaps(OpBuilder &b, Location loc, ValueRange taps,
 void maskedTapNest(KernelBuilder &kb, const ConvGeometry &g,
                    ArrayRef<int64_t> domain, int64_t channelTile, Value source,
                    ArrayRef<int64_t> sourcePlane, AffineExpr sourceChannel,
-                   Value weight, bool flipped, Value bias,
-                   AffineExpr channel, Value output,
-                   ArrayRef<SmallVector<int64_t>> shifts) {
+                   Value weight, bool flipped, Value bias, AffineExpr channel,
+                   Value output, ArrayRef<SmallVector<int64_t>> shifts) {
   MLIRContext *context = kb.builder.getContext();
   unsigned n = domain.size(), rank = g.rank();
   AffineExpr batch = affineDim(context, 0);
@@ -183,8 +181,8 @@ Value edgeChannels(KernelBuilder &kb, const ConvGeometry &g, Value source,
   AffineExpr c = affineDim(context, 1);
   SmallVector<int64_t> edgeShape = {g.batch, 4};
   llvm::append_range(edgeShape, sourcePlane);
-  Value edges = kb.scratch(
-      edgeShape, cast<MemRefType>(source.getType()).getElementType());
+  Value edges = kb.scratch(edgeShape,
+                           cast<MemRefType>(source.getType()).getElementType());
   SmallVector<int64_t> copyDomain = {g.batch, 2};
   llvm::append_range(copyDomain, sourcePlane);
   unsigned m = copyDomain.size();
@@ -310,14 +308,8 @@ void maskedWeightSums(KernelBuilder &kb, const ConvGeometry &g,
     SmallVector<int64_t> wrapping(taps);
     std::iota(wrapping.begin(), wrapping.end(), 1);
     nest.setWrappingInputsAttr(kb.builder.getDenseI64ArrayAttr(wrapping));
-    loop::ScheduleAttr schedule = nest.getSchedule();
-    if (alongRows && schedule.getVectorize()) {
-      // A whole row in one tile, so that its sums' addresses do not move.
-      SmallVector<int64_t> tile(schedule.getTile());
-      tile.back() = g.output.back();
-      nest.setScheduleAttr(loop::ScheduleAttr::get(
-          context, schedule.getParallel(), tile, /*vectorize=*/true));
-    }
+    if (alongRows)
+      wholeRowTile(nest, g.output.back());
   };
   sumsNest(channels - 2, input, c + 1, c + 1);
   Value edges = edgeChannels(kb, g, input, g.input);

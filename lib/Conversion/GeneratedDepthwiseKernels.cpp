@@ -503,14 +503,18 @@ void paddedWeightSums(KernelBuilder &kb, const ConvGeometry &g,
   llvm::append_range(maps, outputMaps);
   loop::NestOp nest =
       kb.nest(domain, reduction, inputs, outputs, maps, accumulateTaps);
+  if (alongRows)
+    wholeRowTile(nest, g.output.back());
+}
+
+void wholeRowTile(loop::NestOp nest, int64_t width) {
   loop::ScheduleAttr schedule = nest.getSchedule();
-  if (alongRows && schedule.getVectorize()) {
-    // A whole row in one tile, so that its sums' addresses do not move.
-    SmallVector<int64_t> tile(schedule.getTile());
-    tile.back() = g.output.back();
-    nest.setScheduleAttr(loop::ScheduleAttr::get(
-        context, schedule.getParallel(), tile, /*vectorize=*/true));
-  }
+  if (!schedule.getVectorize())
+    return;
+  SmallVector<int64_t> tile(schedule.getTile());
+  tile.back() = width;
+  nest.setScheduleAttr(loop::ScheduleAttr::get(
+      nest.getContext(), schedule.getParallel(), tile, /*vectorize=*/true));
 }
 
 } // namespace depthwise
@@ -566,8 +570,8 @@ LogicalResult buildDepthwiseConvBackwardInput(KernelBuilder &kb,
           buildPhasedInputGradient(kb, g, gradOutput, weight, channelsLast)))
     return success();
   Value gradInput = kb.output(0, domain);
-  if (!channelsLast && succeeded(unpaddedGradientTaps(kb, g, gradOutput,
-                                                      weight, gradInput)))
+  if (!channelsLast &&
+      succeeded(unpaddedGradientTaps(kb, g, gradOutput, weight, gradInput)))
     return success();
 
   DilatedGradient dyd = dilatedGradient(g);

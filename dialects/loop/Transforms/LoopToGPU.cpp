@@ -269,8 +269,8 @@ struct KernelBuilder {
         memref.getRank() == 1
             ? stored
             : memref::CollapseShapeOp::create(b, loc, stored, all).getResult();
-    Value value = memref::LoadOp::create(
-        b, loc, flat, evaluate(*getFlatForm(map, memref)));
+    Value value = memref::LoadOp::create(b, loc, flat,
+                                         evaluate(*getFlatForm(map, memref)));
     if (value.getType() != type)
       value = arith::TruncIOp::create(b, loc, type, value);
     return value;

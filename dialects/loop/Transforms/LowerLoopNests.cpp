@@ -155,10 +155,10 @@ View wrappingViewOf(OpBuilder &b, Location loc, NestOp nest, Value buffer,
     if (static_cast<int64_t>(dim) == parallel) {
       Value start = arith::MulIOp::create(
           b, loc, begin, arith::ConstantIndexOp::create(b, loc, stride));
-      dynamicOffset = dynamicOffset
-                          ? arith::AddIOp::create(b, loc, dynamicOffset, start)
-                                .getResult()
-                          : start;
+      dynamicOffset =
+          dynamicOffset
+              ? arith::AddIOp::create(b, loc, dynamicOffset, start).getResult()
+              : start;
       sizes.push_back(size);
       shape.push_back(ShapedType::kDynamic);
     } else {
@@ -168,15 +168,14 @@ View wrappingViewOf(OpBuilder &b, Location loc, NestOp nest, Value buffer,
   }
   OpFoldResult viewOffset = b.getIndexAttr(offset);
   if (dynamicOffset)
-    viewOffset = arith::AddIOp::create(
-                     b, loc, dynamicOffset,
-                     arith::ConstantIndexOp::create(b, loc, offset))
-                     .getResult();
+    viewOffset =
+        arith::AddIOp::create(b, loc, dynamicOffset,
+                              arith::ConstantIndexOp::create(b, loc, offset))
+            .getResult();
   auto viewType = MemRefType::get(
       shape, type.getElementType(),
-      StridedLayoutAttr::get(context,
-                             dynamicOffset ? ShapedType::kDynamic : offset,
-                             viewStrides));
+      StridedLayoutAttr::get(
+          context, dynamicOffset ? ShapedType::kDynamic : offset, viewStrides));
   Value view = memref::ReinterpretCastOp::create(b, loc, viewType, buffer,
                                                  viewOffset, sizes, strides);
   return {view, AffineMap::get(domain.size(), 0, results, context)};
