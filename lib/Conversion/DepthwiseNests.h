@@ -41,20 +41,20 @@ int64_t tapCount(const ConvGeometry &g);
 /// rows..., columns) whose points are sums of taps.
 void rowTile(KernelBuilder &kb, loop::NestOp nest);
 
-/// A depthwise convolution of stride 1 over `source` [N, C, sourcePlane...]
-/// without a padded copy (GeneratedDepthwiseBorders.cpp): output[n, c, o]
-/// = bias[c] + sum_t src[n, c, o + shifts[t]] * w[c, t] (flipped: K-1-t),
-/// the reads outside the plane taken as zero; taps in row-major order.
-/// Failure, with nothing built, where it does not apply (fewer than 3
-/// channels, a shift reaching past a plane's length).
-LogicalResult maskedTapSum(KernelBuilder &kb, const ConvGeometry &g,
-                           Value source, ArrayRef<int64_t> sourcePlane,
-                           ArrayRef<SmallVector<int64_t>> shifts, Value weight,
-                           bool flipped, Value bias,
-                           ArrayRef<int64_t> outputPlane, Value output);
+/// The forward convolution, or the input gradient, of stride 1 and up to
+/// 9 taps over the unpadded input (or output gradient), reads outside the
+/// plane taken as zero (GeneratedDepthwiseBorders.cpp); failure, with
+/// nothing built, where that does not apply (strides, fewer than 3
+/// channels, more taps, a tap reaching past a plane's length).
+LogicalResult unpaddedTaps(KernelBuilder &kb, const ConvGeometry &g,
+                           Value input, Value weight, Value bias,
+                           Value output);
+LogicalResult unpaddedGradientTaps(KernelBuilder &kb, const ConvGeometry &g,
+                                   Value gradOutput, Value weight,
+                                   Value gradInput);
 
 /// Whether a weight gradient may read its input unpadded
-/// (maskedWeightSums): stride 1, and maskedTapSum's conditions.
+/// (maskedWeightSums): stride 1, and unpaddedTaps' conditions.
 bool unpaddedWeightGradient(const ConvGeometry &g);
 
 /// A weight gradient's sums over the unpadded input [N, C, D...]: sums[c,
@@ -68,9 +68,6 @@ void maskedWeightSums(KernelBuilder &kb, const ConvGeometry &g,
 /// Gives a weight gradient's nest over (c, n, rows..., columns) a whole row
 /// per vector tile, so that its sums' addresses (a row of sums) do not move.
 void wholeRowTile(loop::NestOp nest, int64_t width);
-
-/// The shifts of a forward convolution's taps (stride 1): t*d - pad.
-SmallVector<SmallVector<int64_t>> forwardShifts(const ConvGeometry &g);
 
 /// Gives `nest`, over (c, ...) of buffers stored channels-last, one vector
 /// of channels per tile, the other dimensions looping inside it.

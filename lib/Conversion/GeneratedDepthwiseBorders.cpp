@@ -143,8 +143,6 @@ void maskedTapNest(KernelBuilder &kb, const ConvGeometry &g,
   }
 }
 
-} // namespace
-
 /// Whether the taps `shifts` over `sourcePlane`, from positions over
 /// `outputPlane`, may read the source unpadded: at least 3 channels, up to
 /// 9 taps (the masks cost more than the copy saves beyond: Zen 4, one
@@ -200,11 +198,22 @@ Value edgeChannels(KernelBuilder &kb, const ConvGeometry &g, Value source,
   return edges;
 }
 
-LogicalResult maskedTapSum(KernelBuilder &kb, const ConvGeometry &g,
-                           Value source, ArrayRef<int64_t> sourcePlane,
-                           ArrayRef<SmallVector<int64_t>> shifts, Value weight,
-                           bool flipped, Value bias,
-                           ArrayRef<int64_t> outputPlane, Value output) {
+/// Whether every stride of `g` is 1.
+bool unstrided(const ConvGeometry &g) {
+  return llvm::all_of(g.strides, [](int64_t s) { return s == 1; });
+}
+
+} // namespace
+
+/// output[n, c, o] = bias[c] + sum_t src[n, c, o + shifts[t]] * w[c, t]
+/// (flipped: K-1-t), the reads outside the plane taken as zero, over
+/// `source` [N, C, sourcePlane...] unpadded; taps in row-major order.
+/// Failure, with nothing built, where unpaddedApplies does not hold.
+static LogicalResult
+maskedTapSum(KernelBuilder &kb, const ConvGeometry &g, Value source,
+             ArrayRef<int64_t> sourcePlane,
+             ArrayRef<SmallVector<int64_t>> shifts, Value weight, bool flipped,
+             Value bias, ArrayRef<int64_t> outputPlane, Value output) {
   MLIRContext *context = kb.builder.getContext();
   if (!unpaddedApplies(g, sourcePlane, outputPlane, shifts))
     return failure();
@@ -236,7 +245,9 @@ LogicalResult maskedTapSum(KernelBuilder &kb, const ConvGeometry &g,
   return success();
 }
 
-SmallVector<SmallVector<int64_t>> forwardShifts(const ConvGeometry &g) {
+/// The shifts of a forward convolution's taps (stride 1): t*d - pad.
+static SmallVector<SmallVector<int64_t>>
+forwardShifts(const ConvGeometry &g) {
   SmallVector<SmallVector<int64_t>> shifts;
   forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
     SmallVector<int64_t> shift;
@@ -248,7 +259,7 @@ SmallVector<SmallVector<int64_t>> forwardShifts(const ConvGeometry &g) {
 }
 
 bool unpaddedWeightGradient(const ConvGeometry &g) {
-  return llvm::all_of(g.strides, [](int64_t s) { return s == 1; }) &&
+  return unstrided(g) &&
          unpaddedApplies(g, g.input, g.output, forwardShifts(g));
 }
 
@@ -315,6 +326,37 @@ void maskedWeightSums(KernelBuilder &kb, const ConvGeometry &g,
   Value edges = edgeChannels(kb, g, input, g.input);
   // e[n, q + 1] is channel q (C - 1).
   sumsNest(2, edges, c + 1, c * (channels - 1));
+}
+
+/// The forward convolution over the unpadded input (maskedTapSum), where
+/// it applies: stride 1, tap t reading x at o + t*d - pad.
+LogicalResult unpaddedTaps(KernelBuilder &kb, const ConvGeometry &g,
+                           Value input, Value weight, Value bias,
+                           Value output) {
+  if (!unstrided(g))
+    return failure();
+  return maskedTapSum(kb, g, input, g.input, forwardShifts(g), weight,
+                      /*flipped=*/false, bias, g.output, output);
+}
+
+/// The input gradient of a stride-1 convolution over the unpadded output
+/// gradient (maskedTapSum): tap t of the flipped weight reads dy at
+/// h + t*d - (K-1)*d + pad.
+LogicalResult unpaddedGradientTaps(KernelBuilder &kb, const ConvGeometry &g,
+                                   Value gradOutput, Value weight,
+                                   Value gradInput) {
+  if (!unstrided(g))
+    return failure();
+  SmallVector<SmallVector<int64_t>> shifts;
+  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
+    SmallVector<int64_t> shift;
+    for (unsigned i = 0; i < g.rank(); ++i)
+      shift.push_back((tap[i] - g.kernel[i] + 1) * g.dilations[i] +
+                      g.padsBegin[i]);
+    shifts.push_back(shift);
+  });
+  return maskedTapSum(kb, g, gradOutput, g.output, shifts, weight,
+                      /*flipped=*/true, Value(), g.input, gradInput);
 }
 
 } // namespace trainc::conversion::depthwise

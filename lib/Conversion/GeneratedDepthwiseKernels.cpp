@@ -433,42 +433,6 @@ void channelsLastTaps(KernelBuilder &kb, const ConvGeometry &g, Value source,
   copyFromChannelsLast(kb, g, result, output);
 }
 
-/// Whether every stride of `g` is 1.
-bool unstrided(const ConvGeometry &g) {
-  return llvm::all_of(g.strides, [](int64_t s) { return s == 1; });
-}
-
-/// The forward convolution over the unpadded input (maskedTapSum), where
-/// it applies: stride 1, tap t reading x at o + t*d - pad.
-LogicalResult unpaddedTaps(KernelBuilder &kb, const ConvGeometry &g,
-                           Value input, Value weight, Value bias,
-                           Value output) {
-  if (!unstrided(g))
-    return failure();
-  return maskedTapSum(kb, g, input, g.input, forwardShifts(g), weight,
-                      /*flipped=*/false, bias, g.output, output);
-}
-
-/// The input gradient of a stride-1 convolution over the unpadded output
-/// gradient (maskedTapSum): tap t of the flipped weight reads dy at
-/// h + t*d - (K-1)*d + pad.
-LogicalResult unpaddedGradientTaps(KernelBuilder &kb, const ConvGeometry &g,
-                                   Value gradOutput, Value weight,
-                                   Value gradInput) {
-  if (!unstrided(g))
-    return failure();
-  SmallVector<SmallVector<int64_t>> shifts;
-  forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
-    SmallVector<int64_t> shift;
-    for (unsigned i = 0; i < g.rank(); ++i)
-      shift.push_back((tap[i] - g.kernel[i] + 1) * g.dilations[i] +
-                      g.padsBegin[i]);
-    shifts.push_back(shift);
-  });
-  return maskedTapSum(kb, g, gradOutput, g.output, shifts, weight,
-                      /*flipped=*/true, Value(), g.input, gradInput);
-}
-
 /// A weight gradient's sums over the padded input (or its phases) of
 /// depthwiseSource: sums[c, t..., (o_last when `alongRows`)] += dy[n, c, o]
 /// * src_t[n, c, o] over the batch and the plane.
