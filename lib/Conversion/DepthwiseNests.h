@@ -19,7 +19,7 @@ SmallVector<int64_t> channelsShape(const ConvGeometry &g,
 /// The body sum_t x[t] * x[taps + t], from x[2 * taps] when `fromLast`
 /// (a bias) or from zero.
 SmallVector<Value> tapSum(OpBuilder &b, Location loc, ValueRange x,
-                          int64_t taps, bool fromLast);
+                          int64_t taps, bool fromLast, bool lastTapFirst);
 
 /// The dims of a domain from `first` on, as expressions.
 SmallVector<AffineExpr> dimsFrom(MLIRContext *context, unsigned first,

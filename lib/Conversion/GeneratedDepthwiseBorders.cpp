@@ -120,7 +120,7 @@ void maskedTapNest(KernelBuilder &kb, const ConvGeometry &g,
         SmallVector<Value> selected = selectTaps(
             b, loc, x.take_front(taps), shifts, outputPlane, sourcePlane);
         llvm::append_range(selected, x.drop_front(taps));
-        return tapSum(b, loc, selected, taps, bool(bias));
+        return tapSum(b, loc, selected, taps, bool(bias), flipped);
       });
   SmallVector<int64_t> wrapping(taps);
   std::iota(wrapping.begin(), wrapping.end(), 0);

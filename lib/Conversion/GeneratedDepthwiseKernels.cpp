@@ -187,11 +187,12 @@ void appendTapOperands(const ConvGeometry &g, unsigned numDims, AffineExpr c,
 /// The body sum_t x[t] * x[taps + t], from x[2 * taps] when `fromLast`
 /// (a bias) or from zero.
 SmallVector<Value> tapSum(OpBuilder &b, Location loc, ValueRange x,
-                          int64_t taps, bool fromLast) {
+                          int64_t taps, bool fromLast, bool lastTapFirst) {
   Value sum = fromLast ? x[2 * taps] : constant(b, loc, x[0].getType(), 0.0);
-  for (int64_t t = 0; t < taps; ++t)
-    sum = arith::AddFOp::create(
-        b, loc, sum, arith::MulFOp::create(b, loc, x[t], x[taps + t]));
+  for (int64_t i = 0; i < taps; ++i) {
+    int64_t t = lastTapFirst ? taps - 1 - i : i;
+    sum = multiplyAccumulate(b, loc, x[t], x[taps + t], sum);
+  }
   return {sum};
 }
 
@@ -220,7 +221,7 @@ int64_t tapCount(const ConvGeometry &g) {
 loop::NestOp tapSumNest(KernelBuilder &kb, const ConvGeometry &g,
                         ArrayRef<int64_t> domain, SmallVector<Value> inputs,
                         SmallVector<AffineMap> maps, Value bias,
-                        AffineExpr channel, Value output,
+                        AffineExpr channel, Value output, bool flipped,
                         AffineMap outputMap = {}) {
   MLIRContext *context = kb.builder.getContext();
   unsigned n = domain.size();
@@ -234,7 +235,7 @@ loop::NestOp tapSumNest(KernelBuilder &kb, const ConvGeometry &g,
   int64_t taps = tapCount(g);
   return kb.nest(domain, SmallVector<bool>(n, false), inputs, {output}, maps,
                  [&](OpBuilder &b, Location loc, ValueRange x) {
-                   return tapSum(b, loc, x, taps, bool(bias));
+                   return tapSum(b, loc, x, taps, bool(bias), flipped);
                  });
 }
 
@@ -429,7 +430,7 @@ void channelsLastTaps(KernelBuilder &kb, const ConvGeometry &g, Value source,
   llvm::append_range(write, dimsFrom(context, 2, rank));
   write.push_back(channel);
   vectorOfChannels(kb, tapSumNest(kb, g, domain, inputs, maps, bias, channel,
-                                  result, mapOf(context, n, write)));
+                                  result, flipped, mapOf(context, n, write)));
   copyFromChannelsLast(kb, g, result, output);
 }
 
@@ -518,7 +519,8 @@ LogicalResult buildDepthwiseConv(KernelBuilder &kb, const ConvGeometry &g) {
         return source.tapMap(g, n, batch, channel, positions, tap);
       },
       weight, /*flipped=*/false, inputs, maps);
-  rowTile(kb, tapSumNest(kb, g, domain, inputs, maps, bias, channel, output));
+  rowTile(kb, tapSumNest(kb, g, domain, inputs, maps, bias, channel, output,
+                         /*flipped=*/false));
   return success();
 }
 
@@ -571,7 +573,8 @@ LogicalResult buildDepthwiseConvBackwardInput(KernelBuilder &kb,
       },
       weight, /*flipped=*/true, inputs, maps);
   rowTile(kb,
-          tapSumNest(kb, g, domain, inputs, maps, Value(), channel, gradInput));
+          tapSumNest(kb, g, domain, inputs, maps, Value(), channel, gradInput,
+                     /*flipped=*/true));
   return success();
 }
 

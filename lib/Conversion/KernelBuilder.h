@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 
 namespace trainc::conversion {
@@ -345,6 +346,14 @@ public:
 
 inline Value constant(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}
+
+/// sum + a * x, rounded once (a fused multiply-add): a convolution's
+/// accumulation, as oneDNN and PyTorch do it, so that a generated kernel
+/// that adds its taps in their order gives their bits.
+inline Value multiplyAccumulate(OpBuilder &b, Location loc, Value a, Value x,
+                                Value sum) {
+  return math::FmaOp::create(b, loc, a, x, sum);
 }
 
 /// Dimension `position` of a loop.nest's domain, for indexing maps.
