@@ -17,7 +17,11 @@ SmallVector<int64_t> channelsShape(const ConvGeometry &g,
                                    ArrayRef<int64_t> spatial);
 
 /// The body sum_t x[t] * x[taps + t], from x[2 * taps] when `fromLast`
-/// (a bias) or from zero.
+/// (a bias) or from zero, one fused multiply-add per tap: from tap 0 on,
+/// or from the last tap on when `lastTapFirst` (an input gradient, whose
+/// tap t reads the flipped weight K-1-t: the weight's taps in row-major
+/// order). That is oneDNN's order for both, which PyTorch's CPU
+/// convolutions run, so the sums are theirs bit for bit.
 SmallVector<Value> tapSum(OpBuilder &b, Location loc, ValueRange x,
                           int64_t taps, bool fromLast, bool lastTapFirst);
 

@@ -184,8 +184,6 @@ void appendTapOperands(const ConvGeometry &g, unsigned numDims, AffineExpr c,
   llvm::append_range(maps, weightMaps);
 }
 
-/// The body sum_t x[t] * x[taps + t], from x[2 * taps] when `fromLast`
-/// (a bias) or from zero.
 SmallVector<Value> tapSum(OpBuilder &b, Location loc, ValueRange x,
                           int64_t taps, bool fromLast, bool lastTapFirst) {
   Value sum = fromLast ? x[2 * taps] : constant(b, loc, x[0].getType(), 0.0);
@@ -217,7 +215,8 @@ int64_t tapCount(const ConvGeometry &g) {
 
 /// The nest over `domain` that writes `output` (at `outputMap`, by default
 /// the identity) with the sum of the taps in `inputs` and `maps`
-/// (appendTapOperands'), plus bias[channel] when there is a bias.
+/// (appendTapOperands'), plus bias[channel] when there is a bias; summed
+/// from the last tap on when the weight is `flipped` (tapSum).
 loop::NestOp tapSumNest(KernelBuilder &kb, const ConvGeometry &g,
                         ArrayRef<int64_t> domain, SmallVector<Value> inputs,
                         SmallVector<AffineMap> maps, Value bias,

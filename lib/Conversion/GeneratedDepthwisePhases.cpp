@@ -134,7 +134,8 @@ loop::NestOp phaseTapNest(KernelBuilder &kb, const ConvGeometry &g,
   maps.push_back(withChannel(write, /*afterBatch=*/true));
   return kb.nest(domain, SmallVector<bool>(n, false), inputs, {output}, maps,
                  [&](OpBuilder &b, Location loc, ValueRange x) {
-                   return tapSum(b, loc, x, taps, /*fromLast=*/false, true);
+                   return tapSum(b, loc, x, taps, /*fromLast=*/false,
+                                 /*lastTapFirst=*/true);
                  });
 }
 

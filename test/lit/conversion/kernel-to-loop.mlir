@@ -280,6 +280,13 @@ func.func @centre_tap_gradient(%g: memref<8x4x1x1xf32>, %dw: memref<8x4x3x3xf32>
 // CHECK: %[[ROW32:.*]] = arith.index_cast %[[ROW]] : index to i32
 // CHECK: arith.cmpi sge, %[[ROW32]], %{{.*}} : i32
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// The sum starts from the bias (%arg23) and adds the taps in row-major
+// order, each with a fused multiply-add (oneDNN's order and rounding).
+// CHECK: %[[SUM0:.*]] = math.fma %{{.*}}, %arg14, %arg23 : f32
+// CHECK-NEXT: %[[SUM1:.*]] = math.fma %{{.*}}, %arg15, %[[SUM0]] : f32
+// CHECK-COUNT-6: math.fma
+// CHECK-NEXT: %[[SUM8:.*]] = math.fma %{{.*}}, %arg22, %{{.*}} : f32
+// CHECK-NEXT: loop.yield %[[SUM8]] : f32
 // CHECK: loop.nest ins(%[[X]] : memref<2x4x8x8xf32>) outs(%[[E]] : memref<2x4x8x8xf32>) domain = [2, 2, 8, 8]
 // CHECK: loop.nest ins(%[[E]], {{.*}}) outs(%[[Y]] : memref<2x4x8x8xf32>) domain = [2, 2, 8, 8] {{.*}}#[[EDGE_WEIGHT]]{{.*}}wrapping_inputs = array<i64: 0, 1, 2, 3, 4, 5, 6, 7, 8>
 // CHECK-NOT: loop.nest
