@@ -265,10 +265,10 @@ Value nextTap(OpBuilder &b, Location loc, Value first, unsigned offset) {
 /// the tap the gradient goes to.
 Value firstCode(OpBuilder &b, Location loc, const PoolSpace &ps, Value value,
                 Value max, Value tap) {
-  Value isMax = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                      value, max);
-  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
-                                      value, value);
+  Value isMax =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, value, max);
+  Value isNan =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, value, value);
   Value code = arith::SelectOp::create(b, loc, isMax, tap,
                                        i32Constant(b, loc, ps.windowSize));
   return arith::SelectOp::create(b, loc, isNan, nanCode(b, loc, tap), code);
@@ -276,8 +276,8 @@ Value firstCode(OpBuilder &b, Location loc, const PoolSpace &ps, Value value,
 
 /// `gradient` where the window's least code `first` names tap `tap`
 /// (either encoding), else `zero`.
-Value routed(OpBuilder &b, Location loc, Value first, Value tap,
-             Value gradient, Value zero) {
+Value routed(OpBuilder &b, Location loc, Value first, Value tap, Value gradient,
+             Value zero) {
   Value isFirst = arith::OrIOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first, tap),
@@ -336,8 +336,8 @@ void fusedMaxPoolBackward(KernelBuilder &kb, const PoolSpace &ps,
   forEachTap(ArrayRef(tiling.taps).drop_back(), [&](ArrayRef<int64_t> tap) {
     SmallVector<AffineExpr> read = {affineDim(context, 0)};
     for (size_t d = 1; d < rank; ++d)
-      read.append({getAffineConstantExpr(tap[d - 1], context),
-                   affineDim(context, d)});
+      read.append(
+          {getAffineConstantExpr(tap[d - 1], context), affineDim(context, d)});
     pairMaps.push_back(mapOf(context, n, read));
   });
   int64_t pairs = pairMaps.size();
@@ -349,7 +349,9 @@ void fusedMaxPoolBackward(KernelBuilder &kb, const PoolSpace &ps,
   // The default schedule: nothing reads dx back, so masked tiles cost
   // nothing (and LLVM 22 fails to select the packing of 16k+4-lane
   // vectors).
-  tileInnermostEvenly(kb.nest(domain, SmallVector<bool>(n, false), inputs,
+  tileInnermostEvenly(
+      kb.nest(
+          domain, SmallVector<bool>(n, false), inputs,
           SmallVector<Value>(pairs, gradInput), maps,
           [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
             Type f32 = b.getF32Type();
@@ -365,8 +367,10 @@ void fusedMaxPoolBackward(KernelBuilder &kb, const PoolSpace &ps,
               max = arith::MaxNumFOp::create(b, loc, max, tap);
             Value first;
             for (auto [t, value] : llvm::enumerate(taps)) {
-              Value code = firstCode(b, loc, ps, value, max, i32Constant(b, loc, t));
-              first = first ? arith::MinSIOp::create(b, loc, first, code) : code;
+              Value code =
+                  firstCode(b, loc, ps, value, max, i32Constant(b, loc, t));
+              first =
+                  first ? arith::MinSIOp::create(b, loc, first, code) : code;
             }
             Value zero = constant(b, loc, f32, 0.0);
             Value gradient =
@@ -381,7 +385,8 @@ void fusedMaxPoolBackward(KernelBuilder &kb, const PoolSpace &ps,
               results.push_back(pack(b, loc, ps, pair));
             }
             return results;
-          }), kb.vectorLanes);
+          }),
+      kb.vectorLanes);
 }
 
 } // namespace
