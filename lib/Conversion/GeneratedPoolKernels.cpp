@@ -346,9 +346,9 @@ void fusedMaxPoolBackward(KernelBuilder &kb, const PoolSpace &ps,
   SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(n, context)};
   llvm::append_range(maps, pairMaps);
   llvm::append_range(maps, pairMaps);
-  // The default schedule: nothing reads dx back, so masked tiles cost
-  // nothing (and LLVM 22 fails to select the packing of 16k+4-lane
-  // vectors).
+  // Innermost tiles that divide the row evenly (no masked partial tile):
+  // the CNN's two pool gradients took 0.91 against 1.00 ms a step with
+  // the default schedule (one thread, Zen 4).
   tileInnermostEvenly(
       kb.nest(
           domain, SmallVector<bool>(n, false), inputs,
