@@ -209,10 +209,10 @@ static bool unpaddedTaps(LaunchOp launch, ArrayRef<int64_t> weight,
 /// so it gives oneDNN's bits: 2 SGD steps (learning rate 100) of each of
 /// `bench/depthwise.py`'s 21 one-block models saved byte-identical models
 /// with the forward on either, with AVX-512 and with AVX2 (`--cpu znver3`,
-/// oneDNN limited to AVX2). Before the fused multiply-add, EfficientNet-B0's 3 steps missed
-/// the parity criterion with the generated forward over rows of 8 to 55
-/// (`scripts/torchvision_parity.py`: 1.20 times the bound on a running
-/// mean, 0.98 with oneDNN's forward).
+/// oneDNN limited to AVX2). Before the fused multiply-add,
+/// EfficientNet-B0's 3 steps missed the parity criterion with the
+/// generated forward over rows of 8 to 55 (`scripts/torchvision_parity.py`:
+/// 1.20 times the bound on a running mean, 0.98 with oneDNN's forward).
 bool generatedDepthwiseForward(LaunchOp launch, std::string &whyNot) {
   ArrayRef<int64_t> weight = shapeOf(launch.getInputs()[1]);
   if (!isDepthwise(launch, weight, whyNot))
