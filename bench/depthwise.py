@@ -6,7 +6,7 @@
       [--cpu NAME]
 
 For each geometry (MobileNetV2's depthwise layers at 64 px and batch 8,
-EfficientNet-B0's 5x5 ones, and MobileNetV2's first three at 224 px), a
+EfficientNet-B0's 5x5 ones, and both at 224 px: rows of 112 down to 7), a
 one-block model exported by PyTorch:
 
     x -> x * scale (a learnable per-channel scale) -> ReLU
@@ -37,7 +37,8 @@ ROOT = os.path.dirname(HERE)
 
 # (channels, height/width, kernel, stride): MobileNetV2 at 64 px (the
 # profile of issue 25), EfficientNet-B0's 5x5 layers at 64 px, and
-# MobileNetV2's first three depthwise layers at 224 px.
+# MobileNetV2's depthwise layers at 224 px with EfficientNet-B0's 5x5 ones
+# there (rows of 56, 28, 14 and 7: not whole vectors).
 GEOMETRIES = [
     (32, 32, 3, 1), (96, 32, 3, 2), (144, 16, 3, 1), (144, 16, 3, 2),
     (192, 8, 3, 1), (192, 8, 3, 2), (384, 4, 3, 1), (576, 4, 3, 1),
@@ -45,6 +46,9 @@ GEOMETRIES = [
     (144, 16, 5, 2), (240, 8, 5, 1), (240, 8, 5, 2), (480, 4, 5, 1),
     (672, 4, 5, 2), (1152, 2, 5, 1),
     (32, 112, 3, 1), (96, 112, 3, 2), (144, 56, 3, 1),
+    (144, 56, 3, 2), (192, 28, 3, 1), (192, 28, 3, 2), (384, 14, 3, 1),
+    (576, 14, 3, 2), (960, 7, 3, 1), (240, 28, 5, 1), (672, 14, 5, 1),
+    (1152, 7, 5, 1),
 ]
 BATCH = 8
 DIRECTIONS = ["graph.conv", "graph.conv_backward_input",

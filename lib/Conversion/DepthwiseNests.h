@@ -62,12 +62,15 @@ LogicalResult unpaddedGradientTaps(KernelBuilder &kb, const ConvGeometry &g,
 bool unpaddedWeightGradient(const ConvGeometry &g);
 
 /// A weight gradient's sums over the unpadded input [N, C, D...]: sums[c,
-/// t..., (o_last when `alongRows`)] += dy[n, c, o] * x[n, c, o + t*d - pad]
-/// over the batch and the plane (the rows' sums, or whole ones), reads
+/// t..., (o_last when `rowWidth` > 0)] += dy[n, c, o] * x[n, c, o + t*d -
+/// pad] over the batch and the plane (the rows' sums, or whole ones), reads
 /// outside the plane taken as zero, where unpaddedWeightGradient holds.
+/// Rows of sums are `rowWidth` wide, at least the output's rows: the
+/// positions past a row's end (whole vectors of sums, for registers) read
+/// the next row and hold sums that are never read.
 void maskedWeightSums(KernelBuilder &kb, const ConvGeometry &g,
                       Value gradOutput, Value input, Value sums,
-                      bool alongRows);
+                      int64_t rowWidth);
 
 /// Gives a weight gradient's nest over (c, n, rows..., columns) a whole row
 /// per vector tile, so that its sums' addresses (a row of sums) do not move.

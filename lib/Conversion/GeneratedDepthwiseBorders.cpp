@@ -265,27 +265,35 @@ bool unpaddedWeightGradient(const ConvGeometry &g) {
 
 void maskedWeightSums(KernelBuilder &kb, const ConvGeometry &g,
                       Value gradOutput, Value input, Value sums,
-                      bool alongRows) {
+                      int64_t rowWidth) {
   MLIRContext *context = kb.builder.getContext();
   SmallVector<SmallVector<int64_t>> shifts = forwardShifts(g);
   unsigned rank = g.rank();
   int64_t taps = tapCount(g), channels = g.group;
   AffineExpr c = affineDim(context, 0), batch = affineDim(context, 1);
   SmallVector<AffineExpr> positions = dimsFrom(context, 2, rank);
-  // Over (c, n, o...): dy at (n, channel(c), o), the taps of `source` at
+  bool alongRows = rowWidth > 0;
+  // Rows of sums wider than the output's (whole vectors) read dy past a
+  // row's end too: in the next row, or in the slack of a copy of the edge
+  // channels.
+  bool widened = alongRows && rowWidth > g.output.back();
+  // Over (c, n, o...): dy at (n, dyChannel(c), o), the taps of `source` at
   // (n, sourceChannel(c), o + shift), each summed into sums at (channel(c),
   // t...) (and o_last along rows).
-  auto sumsNest = [&](int64_t count, Value source, AffineExpr sourceChannel,
+  auto sumsNest = [&](int64_t count, Value dy, AffineExpr dyChannel,
+                      Value source, AffineExpr sourceChannel,
                       AffineExpr channel) {
     SmallVector<int64_t> domain = {count, g.batch};
     llvm::append_range(domain, g.output);
+    if (widened)
+      domain.back() = rowWidth;
     unsigned n = domain.size();
     SmallVector<bool> reduction(n, true);
     reduction.front() = false;
     reduction.back() = !alongRows;
-    SmallVector<AffineExpr> gradient = {batch, channel};
+    SmallVector<AffineExpr> gradient = {batch, dyChannel};
     llvm::append_range(gradient, positions);
-    SmallVector<Value> inputs = {gradOutput}, outputs;
+    SmallVector<Value> inputs = {dy}, outputs;
     SmallVector<AffineMap> maps = {mapOf(context, n, gradient)}, outputMaps;
     unsigned t = 0;
     forEachTap(g.kernel, [&](ArrayRef<int64_t> tap) {
@@ -316,16 +324,23 @@ void maskedWeightSums(KernelBuilder &kb, const ConvGeometry &g,
                 arith::MulFOp::create(b, loc, x[0], selected[k])));
           return result;
         });
-    SmallVector<int64_t> wrapping(taps);
-    std::iota(wrapping.begin(), wrapping.end(), 1);
+    // The taps wrap, and dy where the rows of sums are wider than its.
+    SmallVector<int64_t> wrapping;
+    for (int64_t i = widened ? 0 : 1; i <= taps; ++i)
+      wrapping.push_back(i);
     nest.setWrappingInputsAttr(kb.builder.getDenseI64ArrayAttr(wrapping));
     if (alongRows)
-      wholeRowTile(nest, g.output.back());
+      wholeRowTile(nest, rowWidth);
   };
-  sumsNest(channels - 2, input, c + 1, c + 1);
+  sumsNest(channels - 2, gradOutput, c + 1, input, c + 1, c + 1);
   Value edges = edgeChannels(kb, g, input, g.input);
   // e[n, q + 1] is channel q (C - 1).
-  sumsNest(2, edges, c + 1, c * (channels - 1));
+  if (widened)
+    sumsNest(2, edgeChannels(kb, g, gradOutput, g.output), c + 1, edges, c + 1,
+             c * (channels - 1));
+  else
+    sumsNest(2, gradOutput, c * (channels - 1), edges, c + 1,
+             c * (channels - 1));
 }
 
 /// The forward convolution over the unpadded input (maskedTapSum), where

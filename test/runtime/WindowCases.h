@@ -133,8 +133,9 @@ inline std::vector<ConvCase> convCases() {
       // Stride 1, read unpadded (GeneratedDepthwiseBorders.cpp): channels
       // in tiles of 4 and a last tile of 3 (9 channels) with asymmetric
       // padding, a dilated rank-1 window padded on one side, a 1x3x3 window
-      // over 3 spatial dims, and rows of 16 over 12 channels (tiles of 4
-      // only).
+      // over 3 spatial dims, rows of 16 over 12 channels (tiles of 4
+      // only), and rows of 28 (MobileNet's at 224 px), whose weight
+      // gradient keeps rows of 32 sums (2 vectors with AVX-512, 4 with AVX2).
       {D::F32, {1, 9, 5, 12}, {9, 1, 3, 3}, {1, 1}, {0, 2, 2, 1}, {1, 1}, 9},
       {D::F32, {2, 7, 20}, {7, 1, 3}, {1}, {2, 0}, {2}, 7},
       {D::F32,
@@ -145,6 +146,7 @@ inline std::vector<ConvCase> convCases() {
        {1, 1, 1},
        5},
       {D::F32, {3, 12, 6, 16}, {12, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 12},
+      {D::F32, {2, 5, 6, 28}, {5, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 5},
       // Strided depthwise input gradients by phases (even planes, rows of
       // at least 4 per phase): MobileNet's 3x3/2, 5x5/2 with asymmetric
       // padding (rows of 20: tiles of 4), no padding (the gradient read

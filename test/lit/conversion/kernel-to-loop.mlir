@@ -540,3 +540,27 @@ func.func @head_transposes(%x: memref<64x64x32xf32>, %y: memref<64x64x32xf32>, %
   kernel.launch "graph.transpose"(%a) -> (%b) {backend = "generated", options = {perm = array<i64: 0, 2, 1, 3>}} : (memref<16x64x4x32xf32>) -> memref<16x4x64x32xf32>
   return
 }
+
+// -----
+
+// A depthwise weight gradient over rows of 28 (MobileNet's at 224 px):
+// the row of sums is a power of two of whole vectors, 32 (LLVM keeps a
+// vector of 28 across the loops in scalars). The nests run over rows of
+// 32, reading dy past a row's end as a wrapping input too (channels 0 and
+// C-1 from copies of both, between slack planes); the sums past 28 are
+// never read. With AVX2, 4 vectors of sums per tap are too many for the
+// registers: the sums are whole, one per tap.
+// CHECK-LABEL: func.func private @generated_conv_backward_weight(
+// CHECK-SAME: %[[DY:[^:]+]]: memref<2x4x3x28xf32>, %[[X:[^:]+]]: memref<2x4x3x28xf32>, %[[DW:[^:]+]]: memref<4x3x3xf32>, %[[ROWS:[^:]+]]: memref<4x3x3x32xf32> {llvm.noalias}, %[[E:[^:]+]]: memref<2x4x3x28xf32>, %[[EDY:[^:]+]]: memref<2x4x3x28xf32>)
+// CHECK: loop.nest ins(%[[DY]], %[[X]], {{.*}}) outs(%[[ROWS]], {{.*}}) domain = [2, 2, 3, 32] schedule = <parallel = -1, tile = [1, 1, 1, 32], vectorize = true> attributes {{{.*}}wrapping_inputs = array<i64: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9>}
+// CHECK: loop.nest ins(%[[X]] : memref<2x4x3x28xf32>) outs(%[[E]] : memref<2x4x3x28xf32>)
+// CHECK: loop.nest ins(%[[DY]] : memref<2x4x3x28xf32>) outs(%[[EDY]] : memref<2x4x3x28xf32>)
+// CHECK: loop.nest ins(%[[EDY]], %[[E]], {{.*}}) outs(%[[ROWS]], {{.*}}) domain = [2, 2, 3, 32] {{.*}}wrapping_inputs = array<i64: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9>}
+// CHECK: loop.nest ins(%[[ROWS]] : memref<4x3x3x32xf32>) outs(%[[DW]] : memref<4x3x3xf32>) domain = [4, 3, 3, 28] {{.*}}iterators = ["parallel", "parallel", "parallel", "reduction"]
+// AVX2-LABEL: func.func private @generated_conv_backward_weight(%{{[^:]+}}: memref<2x4x3x28xf32>,
+// AVX2-SAME: %[[X:[^:]+]]: memref<2x4x3x28xf32>, %[[DW:[^:]+]]: memref<4x3x3xf32>, %[[E:[^:]+]]: memref<2x4x3x28xf32>)
+// AVX2: loop.nest ins(%{{[^,]+}}, %[[X]], {{.*}}) outs(%[[DW]], {{.*}}) domain = [2, 2, 3, 28] {{.*}}iterators = ["parallel", "reduction", "reduction", "reduction"], wrapping_inputs = array<i64: 1, 2, 3, 4, 5, 6, 7, 8, 9>}
+func.func @depthwise_weight_gradient_rows_of_28(%dy: memref<2x4x3x28xf32>, %x: memref<2x4x3x28xf32>, %dw: memref<4x1x3x3xf32>) {
+  kernel.launch "graph.conv_backward_weight"(%dy, %x) -> (%dw) {backend = "generated", options = {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, weight_shape = array<i64: 4, 1, 3, 3>}} : (memref<2x4x3x28xf32>, memref<2x4x3x28xf32>) -> memref<4x1x3x3xf32>
+  return
+}
