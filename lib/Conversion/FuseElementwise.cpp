@@ -153,8 +153,13 @@ struct FuseElementwisePass
       if (!producer || !producer->isBeforeInBlock(consumer))
         continue;
       loop::NestOp producerNest = elementwiseNest(producer, symbols);
-      if (!producerNest ||
-          writtenBetween(producer.getInputs(), producer, consumer))
+      if (!producerNest) {
+        if (kernel::LaunchOp fused = fuseIntoWriter(producer, buffer, consumer,
+                                                    consumerNest, symbols))
+          return fused;
+        continue;
+      }
+      if (writtenBetween(producer.getInputs(), producer, consumer))
         continue;
       // A widening cast that other launches read too stays for them and is
       // computed again in the fused nest: its output is not written twice,
@@ -397,6 +402,235 @@ struct FuseElementwisePass
     return fused;
   }
 
+  /// A new kernel function, generated_fused(`argumentTypes`), with an empty
+  /// entry block, at the end of the module.
+  func::FuncOp newKernel(Location loc, ArrayRef<Type> argumentTypes,
+                         SymbolTable &symbols) {
+    MLIRContext *context = &getContext();
+    OpBuilder b(context);
+    b.setInsertionPointToEnd(getOperation().getBody());
+    auto function =
+        func::FuncOp::create(b, loc, "generated_fused",
+                             FunctionType::get(context, argumentTypes, {}));
+    function.setPrivate();
+    function->setAttr(loop::kKernelAttrName, UnitAttr::get(context));
+    symbols.insert(function);
+    function.addEntryBlock();
+    return function;
+  }
+
+  /// An elementwise `consumer` launched right after a producer of several
+  /// nests (batch norm: its statistics, then the nest that normalizes) that
+  /// reads `buffer`, an output the producer writes whole in one elementwise
+  /// nest and nowhere else: that nest computes the consumer's body after
+  /// its own, and the producer's other nests stay. The intermediate is
+  /// still written where other launches read it (a clip's input, which its
+  /// gradient reads), and not at all where only the consumer did (a ReLU's,
+  /// whose gradient reads the ReLU's output): a batch norm and its ReLU are
+  /// one pass over the activations instead of two, writing one of them.
+  kernel::LaunchOp fuseIntoWriter(kernel::LaunchOp producer, Value buffer,
+                                  kernel::LaunchOp consumer,
+                                  loop::NestOp consumerNest,
+                                  SymbolTable &symbols) {
+    // Nothing runs between the two, so the fused launch may run at either
+    // place.
+    Operation *between = producer->getNextNode();
+    while (between && isa<kernel::AllocOp, kernel::ViewOp>(between))
+      between = between->getNextNode();
+    if (between != consumer.getOperation() || !producer.getCallee() ||
+        llvm::is_contained(producer.getInputs(), buffer) ||
+        llvm::count(producer.getOutputs(), buffer) != 1 ||
+        llvm::count(consumer->getOperands(), buffer) != 1)
+      return {};
+    // The consumer's other operands are none of the producer's: the fused
+    // nest would read a value it writes at the same point (hardswish's
+    // x * clip(x + 3) / 6 reads two of a fused batch norm's outputs).
+    for (Value operand : consumer->getOperands())
+      if (operand != buffer &&
+          llvm::is_contained(producer->getOperands(), operand))
+        return {};
+    auto function = symbols.lookup<func::FuncOp>(*producer.getCallee());
+    if (!function || function->hasAttr(loop::kCheckAttrName))
+      return {};
+    unsigned numInputs = producer.getInputs().size();
+    unsigned numOutputs = producer.getOutputs().size();
+    unsigned outputIndex = llvm::find(producer.getOutputs(), buffer) -
+                           producer.getOutputs().begin();
+    unsigned consumerInput =
+        llvm::find(consumer.getInputs(), buffer) - consumer.getInputs().begin();
+    if (consumerInput >= consumer.getInputs().size() ||
+        !isWhole(consumerNest, consumerInput))
+      return {};
+    BlockArgument intermediate = function.getArgument(numInputs + outputIndex);
+
+    // The one nest that touches the intermediate: it writes it, whole, at
+    // every point of an elementwise domain, without reading it.
+    loop::NestOp writer;
+    for (loop::NestOp nest : function.getBody().getOps<loop::NestOp>()) {
+      if (!llvm::is_contained(nest->getOperands(), Value(intermediate)))
+        continue;
+      if (writer)
+        return {};
+      writer = nest;
+    }
+    if (!writer || writer.getWrappingInputs() ||
+        llvm::is_contained(writer.getInputs(), Value(intermediate)) ||
+        llvm::count(writer.getOutputs(), Value(intermediate)) != 1 ||
+        llvm::any_of(writer.getIterators(), [](Attribute iterator) {
+          return cast<StringAttr>(iterator).getValue() != "parallel";
+        }))
+      return {};
+    unsigned writerInputs = writer.getInputs().size();
+    unsigned written = llvm::find(writer.getOutputs(), Value(intermediate)) -
+                       writer.getOutputs().begin();
+    Block &writerBody = writer.getBody().front();
+    if (!isWhole(writer, writerInputs + written) ||
+        !writerBody.getArgument(writerInputs + written).use_empty())
+      return {};
+    ArrayRef<int64_t> domain = writer.getDomain();
+    bool sameDomain = consumerNest.getDomain() == domain;
+    if (points(consumerNest.getDomain()) != points(domain) ||
+        (!sameDomain && !isReshapable(consumerNest)))
+      return {};
+    bool keep = readElsewhere(buffer, producer, consumer);
+
+    // The kernel's arguments: the producer's inputs, the consumer's other
+    // inputs, the producer's outputs (the intermediate where it is kept),
+    // the consumer's outputs, the producer's scratch; the consumer's
+    // buffers seen in the writing nest's domain.
+    MLIRContext *context = &getContext();
+    SmallVector<FusedOperand> consumerInputs, consumerOutputs;
+    for (auto [i, input] : llvm::enumerate(consumer.getInputs()))
+      if (i != consumerInput)
+        consumerInputs.push_back(
+            operandIn(consumerNest, i, input, domain, sameDomain));
+    unsigned numConsumerInputs = consumerNest.getInputs().size();
+    for (auto [i, output] : llvm::enumerate(consumer.getOutputs()))
+      consumerOutputs.push_back(operandIn(consumerNest, numConsumerInputs + i,
+                                          output, domain, sameDomain));
+    SmallVector<Type> argumentTypes;
+    SmallVector<Value> launchInputs(producer.getInputs()), launchOutputs;
+    for (unsigned i = 0; i < numInputs; ++i)
+      argumentTypes.push_back(function.getArgument(i).getType());
+    for (const FusedOperand &operand : consumerInputs) {
+      argumentTypes.push_back(operand.type);
+      launchInputs.push_back(operand.buffer);
+    }
+    for (unsigned i = 0; i < numOutputs; ++i)
+      if (i != outputIndex || keep) {
+        argumentTypes.push_back(function.getArgument(numInputs + i).getType());
+        launchOutputs.push_back(producer.getOutputs()[i]);
+      }
+    for (const FusedOperand &operand : consumerOutputs) {
+      argumentTypes.push_back(operand.type);
+      launchOutputs.push_back(operand.buffer);
+    }
+    for (unsigned i = numInputs + numOutputs; i < function.getNumArguments();
+         ++i)
+      argumentTypes.push_back(function.getArgument(i).getType());
+
+    OpBuilder b(context);
+    Location loc = consumer.getLoc();
+    func::FuncOp fusedFunction = newKernel(loc, argumentTypes, symbols);
+    Block *entry = &fusedFunction.getBody().front();
+    ValueRange fusedArguments = entry->getArguments();
+    IRMapping arguments;
+    unsigned next = 0;
+    for (unsigned i = 0; i < numInputs; ++i)
+      arguments.map(function.getArgument(i), fusedArguments[next++]);
+    ValueRange extraInputs = fusedArguments.slice(next, consumerInputs.size());
+    next += consumerInputs.size();
+    for (unsigned i = 0; i < numOutputs; ++i)
+      if (i != outputIndex || keep)
+        arguments.map(function.getArgument(numInputs + i),
+                      fusedArguments[next++]);
+    ValueRange extraOutputs =
+        fusedArguments.slice(next, consumerOutputs.size());
+    next += consumerOutputs.size();
+    for (unsigned i = numInputs + numOutputs; i < function.getNumArguments();
+         ++i)
+      arguments.map(function.getArgument(i), fusedArguments[next++]);
+
+    // The nests in order; the writer also takes the consumer's operands
+    // and computes its body on the intermediate's value.
+    b.setInsertionPointToStart(entry);
+    for (Operation &op : function.getBody().front()) {
+      if (&op != writer.getOperation()) {
+        b.clone(op, arguments);
+        continue;
+      }
+      auto writerMaps = llvm::to_vector(
+          writer.getIndexingMaps().getAsValueRange<AffineMapAttr>());
+      SmallVector<Value> inputs, outputs;
+      SmallVector<AffineMap> maps;
+      for (auto [i, input] : llvm::enumerate(writer.getInputs())) {
+        inputs.push_back(arguments.lookup(input));
+        maps.push_back(writerMaps[i]);
+      }
+      for (auto [i, operand] : llvm::enumerate(consumerInputs)) {
+        inputs.push_back(extraInputs[i]);
+        maps.push_back(operand.map);
+      }
+      for (auto [i, output] : llvm::enumerate(writer.getOutputs()))
+        if (i != written || keep) {
+          outputs.push_back(arguments.lookup(output));
+          maps.push_back(writerMaps[writerInputs + i]);
+        }
+      for (auto [i, operand] : llvm::enumerate(consumerOutputs)) {
+        outputs.push_back(extraOutputs[i]);
+        maps.push_back(operand.map);
+      }
+      auto fused = loop::NestOp::create(
+          b, loc, inputs, outputs, writer.getDomainAttr(),
+          b.getAffineMapArrayAttr(maps), writer.getIterators(),
+          writer.getSchedule(), /*wrapping_inputs=*/nullptr);
+      Block *body = b.createBlock(&fused.getBody());
+      for (Value value : llvm::concat<Value>(inputs, outputs))
+        body->addArgument(cast<MemRefType>(value.getType()).getElementType(),
+                          loc);
+      // Block arguments: the writer's inputs, the consumer's other inputs,
+      // the writer's kept outputs, the consumer's outputs.
+      IRMapping mapping;
+      for (unsigned i = 0; i < writerInputs; ++i)
+        mapping.map(writerBody.getArgument(i), body->getArgument(i));
+      unsigned outputArgument = inputs.size();
+      for (unsigned i = 0; i < writer.getOutputs().size(); ++i)
+        if (i != written || keep)
+          mapping.map(writerBody.getArgument(writerInputs + i),
+                      body->getArgument(outputArgument++));
+      SmallVector<Value> writerValues = inlineBody(b, writerBody, mapping);
+      Block &consumerBody = consumerNest.getBody().front();
+      for (unsigned i = 0, extra = writerInputs; i < numConsumerInputs; ++i)
+        mapping.map(consumerBody.getArgument(i),
+                    i == consumerInput ? writerValues[written]
+                                       : body->getArgument(extra++));
+      for (unsigned i = 0; i < consumerOutputs.size(); ++i)
+        mapping.map(consumerBody.getArgument(numConsumerInputs + i),
+                    body->getArgument(outputArgument++));
+      SmallVector<Value> results;
+      for (auto [i, value] : llvm::enumerate(writerValues))
+        if (i != written || keep)
+          results.push_back(value);
+      llvm::append_range(results, inlineBody(b, consumerBody, mapping));
+      loop::YieldOp::create(b, loc, results);
+      b.setInsertionPointAfter(fused);
+    }
+
+    b.setInsertionPoint(consumer);
+    auto fused = kernel::LaunchOp::create(
+        b, loc, launchInputs, launchOutputs,
+        b.getStringAttr(fusedName(producer.getKernel(), consumer.getKernel())),
+        producer.getOptions());
+    fused.setBackend("generated");
+    fused.setCalleeAttr(FlatSymbolRefAttr::get(fusedFunction));
+    fused.getScratchMutable().append(producer.getScratch());
+    consumer.erase();
+    producer.erase();
+    if (buffer.use_empty())
+      buffer.getDefiningOp()->erase();
+    return fused;
+  }
+
   /// A consumer of several nests (a reduction: fill, then reduce) with an
   /// input written by an elementwise producer that nothing else reads: the
   /// one nest reading it computes the producer's body first, and the
@@ -493,15 +727,9 @@ struct FuseElementwisePass
       argumentTypes.push_back(function.getArgument(i).getType());
 
     OpBuilder b(context);
-    b.setInsertionPointToEnd(getOperation().getBody());
     Location loc = consumer.getLoc();
-    auto fusedFunction =
-        func::FuncOp::create(b, loc, "generated_fused",
-                             FunctionType::get(context, argumentTypes, {}));
-    fusedFunction.setPrivate();
-    fusedFunction->setAttr(loop::kKernelAttrName, UnitAttr::get(context));
-    symbols.insert(fusedFunction);
-    Block *entry = fusedFunction.addEntryBlock();
+    func::FuncOp fusedFunction = newKernel(loc, argumentTypes, symbols);
+    Block *entry = &fusedFunction.getBody().front();
     IRMapping arguments;
     unsigned numProducerInputs = producerOperands.size();
     for (unsigned i = 0, next = 0; i < function.getNumArguments(); ++i) {

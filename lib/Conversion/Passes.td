@@ -78,6 +78,15 @@ def FuseElementwisePass : Pass<"trainc-fuse-elementwise", "mlir::ModuleOp"> {
     first, and the other nests stay. Softmax's gradient, `y * (g - sum(g *
     y))`, reads g and y once for the sum instead of storing `g * y` and
     reading it back.
+
+    An elementwise consumer launched right after a producer of several
+    nests (a batch norm: its statistics, then one elementwise nest that
+    normalizes) is computed in the one nest that writes its input, whole;
+    the producer's other nests stay. The input is still written where
+    other launches read it (a clip's, which its gradient reads) and not at
+    all where only the consumer did (a ReLU's): a batch norm and its ReLU
+    are one pass over the activations instead of two. Not when the
+    consumer reads or writes another of the producer's operands.
   }];
   let options = [
     Option<"vectorLanes", "vector-lanes", "int64_t", "16",

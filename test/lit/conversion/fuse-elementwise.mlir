@@ -337,3 +337,63 @@ func.func @update_then_read_then_copy(%w: memref<64xf32>, %g: memref<64xf32>, %l
   kernel.launch "graph.cast"(%w) -> (%c) {backend = "generated", options = {to = bf16}} : (memref<64xf32>) -> memref<64xbf16>
   return
 }
+
+// -----
+
+// A batch norm (statistics, then one elementwise nest that normalizes)
+// and the ReLU launched right after it: the normalizing nest applies the
+// ReLU too; the other nests stay. Only the ReLU read the normalized
+// values, so they are never stored; the running statistics, updated in
+// place, and the scratch stay the launch's.
+// CHECK-LABEL: func.func @batch_norm_relu
+// CHECK-SAME: (%[[X:[^:]+]]: memref<2x3x4x4xf32>, %[[G:[^:]+]]: memref<3xf32>, %[[B:[^:]+]]: memref<3xf32>, %[[RM:[^:]+]]: memref<3xf32>, %[[RV:[^:]+]]: memref<3xf32>, %[[Y:[^:]+]]: memref<2x3x4x4xf32>)
+// CHECK-NOT: memref<2x3x4x4xf32>
+// CHECK: kernel.launch "fused(batch_norm_training,relu)"(%[[X]], %[[G]], %[[B]], %[[RM]], %[[RV]]) -> (%[[RM]], %[[RV]], %[[Y]]) scratch({{.*}}) {backend = "generated", callee = @[[K:[^,]+]], options = {epsilon
+// CHECK-NOT: kernel.launch
+// CHECK: func.func private @[[K]]({{.*}}, %[[YA:[^:]+]]: memref<2x3x16xf32>, %{{[^:]+}}: memref<3xf32>, %{{[^:]+}}: memref<3xf64>, %{{[^:]+}}: memref<3xf64>, %{{[^:]+}}: memref<3xf32>)
+// CHECK-COUNT-4: loop.nest
+// CHECK: loop.nest ins({{.*}}) outs(%[[YA]] : memref<2x3x16xf32>) domain = [2, 3, 16] schedule = <parallel = -1, tile = [1, 1, 16], vectorize = true> {{.*}}iterators = ["parallel", "parallel", "parallel"]
+// CHECK: %[[N:.*]] = arith.addf
+// CHECK: %[[NEG:.*]] = arith.cmpf olt, %[[N]]
+// CHECK: %[[R:.*]] = arith.select %[[NEG]], %{{.*}}, %[[N]] : f32
+// CHECK: loop.yield %[[R]] : f32
+func.func @batch_norm_relu(%x: memref<2x3x4x4xf32>, %g: memref<3xf32>, %b: memref<3xf32>, %rm: memref<3xf32>, %rv: memref<3xf32>, %y: memref<2x3x4x4xf32>) {
+  %n = kernel.alloc : memref<2x3x4x4xf32>
+  kernel.launch "graph.batch_norm_training"(%x, %g, %b, %rm, %rv) -> (%n, %rm, %rv) {backend = "generated", options = {epsilon = 1.0e-05 : f64, momentum = 9.0e-01 : f64}} : (memref<2x3x4x4xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>) -> (memref<2x3x4x4xf32>, memref<3xf32>, memref<3xf32>)
+  kernel.launch "graph.relu"(%n) -> (%y) {backend = "generated", options = {}} : (memref<2x3x4x4xf32>) -> memref<2x3x4x4xf32>
+  return
+}
+
+// -----
+
+// A clip's gradient reads the clip's input: the normalized values are
+// written by the fused nest as well as clipped.
+// CHECK-LABEL: func.func @batch_norm_clip_kept
+// CHECK: %[[N:.*]] = kernel.alloc : memref<2x3x4x4xf32>
+// CHECK: kernel.launch "fused(batch_norm_training,clip)"({{.*}}) -> (%[[N]], %{{[^,]+}}, %{{[^,]+}}, %{{[^)]+}}) scratch
+// CHECK: kernel.launch "runtime.copy"(%[[N]])
+// CHECK: loop.nest {{.*}}iterators = ["parallel", "parallel", "parallel"]
+// CHECK: loop.yield %[[NV:[^,]+]], %{{.*}} : f32, f32
+func.func @batch_norm_clip_kept(%x: memref<2x3x4x4xf32>, %g: memref<3xf32>, %b: memref<3xf32>, %rm: memref<3xf32>, %rv: memref<3xf32>, %y: memref<2x3x4x4xf32>, %c: memref<2x3x4x4xf32>) {
+  %n = kernel.alloc : memref<2x3x4x4xf32>
+  kernel.launch "graph.batch_norm_training"(%x, %g, %b, %rm, %rv) -> (%n, %rm, %rv) {backend = "generated", options = {epsilon = 1.0e-05 : f64, momentum = 9.0e-01 : f64}} : (memref<2x3x4x4xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>) -> (memref<2x3x4x4xf32>, memref<3xf32>, memref<3xf32>)
+  kernel.launch "graph.clip"(%n) -> (%y) {backend = "generated", options = {min = 0.0 : f64, max = 6.0 : f64}} : (memref<2x3x4x4xf32>) -> memref<2x3x4x4xf32>
+  kernel.launch "runtime.copy"(%n) -> (%c) {backend = "generated", options = {}} : (memref<2x3x4x4xf32>) -> memref<2x3x4x4xf32>
+  return
+}
+
+// -----
+
+// Not fused: a launch runs between the batch norm and the ReLU (the fused
+// launch would move one of them past it).
+// CHECK-LABEL: func.func @batch_norm_then_other
+// CHECK: kernel.launch "graph.batch_norm_training"
+// CHECK: kernel.launch "graph.neg"
+// CHECK: kernel.launch "graph.relu"
+func.func @batch_norm_then_other(%x: memref<2x3x4x4xf32>, %g: memref<3xf32>, %b: memref<3xf32>, %rm: memref<3xf32>, %rv: memref<3xf32>, %y: memref<2x3x4x4xf32>, %u: memref<3xf32>, %v: memref<3xf32>) {
+  %n = kernel.alloc : memref<2x3x4x4xf32>
+  kernel.launch "graph.batch_norm_training"(%x, %g, %b, %rm, %rv) -> (%n, %rm, %rv) {backend = "generated", options = {epsilon = 1.0e-05 : f64, momentum = 9.0e-01 : f64}} : (memref<2x3x4x4xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>, memref<3xf32>) -> (memref<2x3x4x4xf32>, memref<3xf32>, memref<3xf32>)
+  kernel.launch "graph.neg"(%u) -> (%v) {backend = "generated", options = {}} : (memref<3xf32>) -> memref<3xf32>
+  kernel.launch "graph.relu"(%n) -> (%y) {backend = "generated", options = {}} : (memref<2x3x4x4xf32>) -> memref<2x3x4x4xf32>
+  return
+}
