@@ -80,9 +80,10 @@ void buildKernelLoweringPipeline(mlir::OpPassManager &pm, int64_t vectorLanes,
   kernel::FuseActivationsPassOptions activations;
   activations.relus = lowering.reluEpilogues;
   pm.addPass(kernel::createFuseActivationsPass(activations));
-  // Not run by default: --trainc-assign-weight-layouts (blocked conv
-  // weights, docs/RUNTIME.md "Layouts") measured ~8% slower on ResNet-18
-  // (batch 32, 2 threads: 185 against 170 ms/step, 5 runs each, 2026-11-24).
+  // Blocked conv weights (docs/RUNTIME.md "Layouts"), before the updates
+  // move: the groups follow the updates as autodiff placed them.
+  if (lowering.blockedWeights)
+    pm.addPass(kernel::createAssignWeightLayoutsPass());
   // Before the updates move: each then follows its gradient's window.
   pm.addPass(kernel::createWindowUpdatesPass());
   pm.addPass(kernel::createScheduleUpdatesPass());

@@ -24,6 +24,10 @@ struct KernelLoweringOptions {
   /// ReLUs after oneDNN products become their post-ops (faster, but
   /// oneDNN 2.6 maps NaN to 0 there: `trainc compile --relu-epilogues`).
   bool reluEpilogues = false;
+  /// --trainc-assign-weight-layouts: convolution weights that only oneDNN
+  /// convolutions and updates touch stay in oneDNN's blocked layout
+  /// (`trainc compile --weight-layout`).
+  bool blockedWeights = true;
   /// --trainc-schedule-memory: launches reordered for a smaller arena
   /// (`trainc compile --schedule memory`, the default).
   bool scheduleMemory = true;

@@ -32,16 +32,18 @@ for ((i = 0; i < 3000; ++i)); do
   [ -e "$work/run.ckpt" ] && break
   sleep 0.01
 done
-victim=$(pgrep -f "$work/libmlp.so" | while read -r pid; do
+# (No `head`: with pipefail, a SIGPIPE in this pipeline, or pgrep finding
+# nothing, would end the script without a word under set -e.)
+victim=$({ pgrep -f "$work/libmlp.so" || true; } | while read -r pid; do
   if tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null |
-       grep -qx 'OMPI_COMM_WORLD_RANK=1'; then echo "$pid"; fi
-done | head -1)
+       grep -qx 'OMPI_COMM_WORLD_RANK=1'; then echo "$pid"; break; fi
+done)
 if [ -z "$victim" ]; then
   echo "FAILED: no rank 1 to kill (did the job finish first?)"
   exit 1
 fi
 echo "killing rank 1 (pid $victim) after $(grep -c '^epoch [0-9]*:' "$work/killed.log" || true) epochs"
-kill -9 "$victim"
+kill -9 "$victim" || echo "rank 1 (pid $victim) had already exited"
 if wait "$job"; then
   echo "FAILED: the job exited 0 after losing a process"
   exit 1

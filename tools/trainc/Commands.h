@@ -66,6 +66,9 @@ struct CompileCommandOptions {
   std::string tuneCache;
   /// --relu-epilogues: ReLUs as oneDNN post-ops (NaN becomes 0 there).
   bool reluEpilogues = false;
+  /// --weight-layout: dense (ONNX's) or library (oneDNN's blocked layout
+  /// for convolution weights only its convolutions and updates touch).
+  std::string weightLayout = "library";
   /// --schedule: memory (launches reordered for a smaller arena) or graph
   /// (the order autodiff emits).
   std::string schedule = "memory";

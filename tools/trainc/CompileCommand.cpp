@@ -220,6 +220,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
   // bytes mixed precision saves (the f32 plan, compiled here too).
   KernelLoweringOptions kernelLowering;
   kernelLowering.reluEpilogues = options.reluEpilogues;
+  kernelLowering.blockedWeights = options.weightLayout == "library";
   kernelLowering.scheduleMemory = options.schedule == "memory";
   kernelLowering.reuseBuffers = !options.checkNumerics;
   kernelLowering.bucketBytes =

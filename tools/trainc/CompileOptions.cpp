@@ -115,6 +115,14 @@ void addCodegenOptions(CLI::App &command, CompileCommandOptions &options) {
                    "NaN to 0 there, so a NaN in the data or the weights "
                    "no longer reaches the loss");
   command
+      .add_option("--weight-layout", options.weightLayout,
+                  "Convolution weights: dense (ONNX's layout) or library "
+                  "(kept in oneDNN's blocked layout when only oneDNN "
+                  "convolutions and the optimizer touch them: no reorder "
+                  "per step; users still see the dense layout)")
+      ->check(CLI::IsMember({"dense", "library"}))
+      ->capture_default_str();
+  command
       .add_option("--schedule", options.schedule,
                   "Launch order: memory (reordered where that lowers the "
                   "arena's peak; nothing is recomputed) or graph (the order "
