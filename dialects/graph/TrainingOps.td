@@ -281,6 +281,15 @@ def Graph_SgdUpdateOp : Graph_OptimizerOp<"sgd_update"> {
     With zero-initialized buffers this is torch.optim.SGD; with ONNX's
     alpha = momentum and beta = 1 - dampening it is ai.onnx.preview.training
     Momentum. Without momentum there is no buffer operand or result.
+
+    Rounded as torch.optim.SGD rounds it, op for op, in the parameter's
+    type (f32 for f16 and bf16), the attributes rounded to it: `g` is
+    fma(weight_decay, param, grad) (no op without decay); buf' is
+    fma(t == 0 ? 1 : 1 - dampening, g, round(momentum * buf)); Nesterov's
+    d is fma(momentum, buf', g); param' is fma(-learning_rate, d, param).
+    Each fused multiply-add rounds once, as ATen's `add` with an alpha does
+    in its vectorized kernels; from a zero buffer, the first step's buf'
+    is g (torch's copy of it; but for the sign of a zero gradient).
   }];
   let arguments = (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
                        RankedTensorOf<[AnyFloat]>:$learning_rate,

@@ -1,7 +1,8 @@
 //===- GeneratedOptimizerKernels.cpp - SGD, Adam and Adagrad updates ------===//
 //
-// Computed in double in the reference kernels' operation order, so the
-// generated updates are bit for bit the reference's.
+// Each in the reference kernels' arithmetic, so the generated updates are
+// bit for bit the reference's: SGD as torch.optim.SGD rounds it (in the
+// parameter's type), Adam and Adagrad in double.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/KernelBuilder.h"
@@ -210,7 +211,10 @@ LogicalResult emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
 } // namespace
 
 /// graph.sgd_update(param, grad, lr, step[, buffer]) -> (param'[, buffer']),
-/// computed in double like the reference: bit-identical results.
+/// torch.optim.SGD's arithmetic op for op (TrainingOps.td): in the
+/// parameter's type (f32 for f16 and bf16), each `add` with an alpha one
+/// fused multiply-add, as ATen's vectorized kernels round them; bit for
+/// bit the reference's.
 LogicalResult buildSgd(KernelBuilder &kb) {
   bool hasBuffer = kb.launch.getInputs().size() == 5;
   double momentum = kb.real("momentum", 0.0);
@@ -223,40 +227,51 @@ LogicalResult buildSgd(KernelBuilder &kb) {
   return emitUpdate(
       kb, tensor,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        DoubleMath d{b, loc};
         Type element = x[0].getType();
-        Value param = d.wide(x[0]);
-        Value grad = arith::AddFOp::create(
-            b, loc, d.wide(x[1]),
-            arith::MulFOp::create(b, loc, d.c(weightDecay), param));
-        Value rate = d.wide(x[2]);
-        Value direction = grad;
+        Type compute = element.isF64() ? element : b.getF32Type();
+        auto widen = [&](Value v) -> Value {
+          if (v.getType() == compute)
+            return v;
+          return cast<FloatType>(v.getType()).getWidth() <
+                         cast<FloatType>(compute).getWidth()
+                     ? arith::ExtFOp::create(b, loc, compute, v).getResult()
+                     : arith::TruncFOp::create(b, loc, compute, v).getResult();
+        };
+        auto narrow = [&](Value v) -> Value {
+          return v.getType() == element
+                     ? v
+                     : arith::TruncFOp::create(b, loc, element, v).getResult();
+        };
+        auto c = [&](double value) { return constant(b, loc, compute, value); };
+        // a + alpha * x, rounded once: ATen's `add` with an alpha.
+        auto add = [&](Value a, Value alpha, Value x) {
+          return multiplyAccumulate(b, loc, alpha, x, a);
+        };
+        Value param = widen(x[0]);
+        // d_p = grad.add(param, alpha=weight_decay)
+        Value direction = widen(x[1]);
+        if (weightDecay != 0.0)
+          direction = add(direction, c(weightDecay), param);
         SmallVector<Value> results;
         if (hasBuffer) {
-          // The first step takes the whole gradient (torch's buffer
-          // initialization).
+          // buf.mul_(momentum).add_(d_p, alpha=1 - dampening), the whole
+          // gradient on the first step (torch's buffer initialization
+          // from zero; ONNX Momentum's beta adjustment).
           Value first = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::eq, x[3],
               arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
-          Value share = arith::SelectOp::create(b, loc, first, d.c(1.0),
-                                                d.c(1.0 - dampening));
-          Value buffer = arith::AddFOp::create(
-              b, loc,
-              arith::MulFOp::create(b, loc, d.c(momentum), d.wide(x[4])),
-              arith::MulFOp::create(b, loc, share, grad));
-          direction =
-              nesterov
-                  ? arith::AddFOp::create(
-                        b, loc, grad,
-                        arith::MulFOp::create(b, loc, d.c(momentum), buffer))
-                        .getResult()
-                  : buffer;
-          results.push_back(arith::TruncFOp::create(b, loc, element, buffer));
+          Value share = arith::SelectOp::create(b, loc, first, c(1.0),
+                                                c(1.0 - dampening));
+          Value decayed =
+              arith::MulFOp::create(b, loc, widen(x[4]), c(momentum));
+          Value buffer = add(decayed, share, direction);
+          // d_p = d_p.add(buf, alpha=momentum) with Nesterov, else buf.
+          direction = nesterov ? add(direction, c(momentum), buffer) : buffer;
+          results.push_back(narrow(buffer));
         }
-        Value updated = arith::SubFOp::create(
-            b, loc, param, arith::MulFOp::create(b, loc, rate, direction));
-        results.insert(results.begin(),
-                       arith::TruncFOp::create(b, loc, element, updated));
+        // param.add_(d_p, alpha=-lr)
+        Value rate = arith::NegFOp::create(b, loc, widen(x[2]));
+        results.insert(results.begin(), narrow(add(param, rate, direction)));
         return results;
       });
 }

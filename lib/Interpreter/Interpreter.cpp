@@ -118,7 +118,7 @@ Driver::call(func::FuncOp function, ArrayRef<HostTensor> arguments,
                        std::to_string(body.getNumArguments()) +
                        " arguments, got " + std::to_string(arguments.size()));
 
-  Values values;
+  Values values(options.fp64);
   for (auto [index, argument] : llvm::enumerate(body.getArguments())) {
     HostTensor tensor = arguments[index];
     if (auto error = checkFits(tensor, argument.getType(),

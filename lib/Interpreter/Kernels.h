@@ -34,6 +34,11 @@ using KernelResult = llvm::Expected<std::vector<HostTensor>>;
 /// The values computed so far in the function being run.
 class Values {
 public:
+  explicit Values(bool exact = false) : exactRun(exact) {}
+  /// Whether the run computes in double without rounding float results
+  /// (InterpreterOptions::fp64): a kernel that rounds inside an op (the SGD
+  /// update, op by op as PyTorch does) must not then.
+  bool exact() const { return exactRun; }
   /// The tensor of `value`; the driver guarantees every operand is set.
   const HostTensor &operator[](mlir::Value value) const {
     return map.find(value)->second;
@@ -44,6 +49,7 @@ public:
 
 private:
   llvm::DenseMap<mlir::Value, HostTensor> map;
+  bool exactRun;
 };
 
 using Kernel = std::function<KernelResult(mlir::Operation *, const Values &)>;

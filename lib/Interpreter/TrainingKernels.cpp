@@ -278,20 +278,35 @@ KernelResult sgdUpdateKernel(graph::SgdUpdateOp op, const Values &values) {
   if ((momentum != 0.0) != (buffer != nullptr))
     return kernelError("a momentum buffer is needed exactly when momentum is "
                        "non-zero");
-  // The first step takes the whole gradient (torch.optim.SGD's buffer
-  // initialization, ONNX Momentum's beta adjustment).
+  // torch.optim.SGD's arithmetic op for op (TrainingOps.td): in the
+  // parameter's type (double in an exact run, f32 for f16 and bf16), each
+  // `add` with an alpha one fused multiply-add. The first step takes the
+  // whole gradient (torch.optim.SGD's buffer initialization from zero,
+  // ONNX Momentum's beta adjustment).
   double gradientShare = scalars->step == 0 ? 1.0 : 1.0 - dampening;
   HostTensor newParam = param, newBuffer = buffer ? *buffer : HostTensor();
-  for (int64_t i = 0; i < param.numElements(); ++i) {
-    double g = grad.data[i] + weightDecay * param.data[i];
-    double direction = g;
-    if (buffer) {
-      newBuffer.data[i] = momentum * buffer->data[i] + gradientShare * g;
-      direction = op.getNesterov() ? g + momentum * newBuffer.data[i]
-                                   : newBuffer.data[i];
+  auto update = [&](auto tag) {
+    using T = decltype(tag);
+    T decay = static_cast<T>(weightDecay), mu = static_cast<T>(momentum);
+    T share = static_cast<T>(gradientShare);
+    T rate = -static_cast<T>(scalars->learningRate);
+    for (int64_t i = 0; i < param.numElements(); ++i) {
+      T p = static_cast<T>(param.data[i]);
+      T direction = static_cast<T>(grad.data[i]);
+      if (weightDecay != 0.0)
+        direction = std::fma(p, decay, direction);
+      if (buffer) {
+        T b = std::fma(direction, share, static_cast<T>(buffer->data[i]) * mu);
+        newBuffer.data[i] = b;
+        direction = op.getNesterov() ? std::fma(b, mu, direction) : b;
+      }
+      newParam.data[i] = std::fma(direction, rate, p);
     }
-    newParam.data[i] = param.data[i] - scalars->learningRate * direction;
-  }
+  };
+  if (values.exact() || param.dtype == DType::F64)
+    update(double{});
+  else
+    update(float{});
   std::vector<HostTensor> results;
   results.push_back(std::move(newParam));
   if (buffer)

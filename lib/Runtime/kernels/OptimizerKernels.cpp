@@ -1,6 +1,7 @@
 //===- OptimizerKernels.cpp - SGD, Adam/AdamW, Adagrad updates ------------===//
 //
-// The fused updates of TrainingOps.td, elementwise in double. Every new
+// The fused updates of TrainingOps.td, elementwise: SGD in the parameter's
+// type as torch.optim.SGD rounds it, Adam and Adagrad in double. Every new
 // value may alias the old one (parameters and optimizer state are updated
 // in place by buffer donation): each element is read before it is written.
 //
@@ -74,10 +75,11 @@ bool sgdKernel(const Launch &launch, void *const *inputs, void *const *outputs,
       !(hasBuffer ? checkState(launch, {1, 4}, error)
                   : checkState(launch, {1}, error)))
     return false;
-  // The first step takes the whole gradient (torch.optim.SGD's buffer
-  // initialization, ONNX Momentum's beta adjustment).
-  double share = scalars.step == 0 ? 1.0 : 1.0 - dampening;
-  double rate = scalars.learningRate;
+  // torch.optim.SGD's arithmetic (TrainingOps.td): every op in T, each
+  // `add` with an alpha one fused multiply-add (ATen's vectorized kernels).
+  // The first step takes the whole gradient (torch's buffer initialization
+  // from zero; ONNX Momentum's beta adjustment).
+  double gradientShare = scalars.step == 0 ? 1.0 : 1.0 - dampening;
   int64_t count = launch.inputs[0].numElements();
   return withFloat(launch, launch.inputs[0].dtype, error, [&](auto tag) {
     using T = decltype(tag);
@@ -86,17 +88,19 @@ bool sgdKernel(const Launch &launch, void *const *inputs, void *const *outputs,
     const T *buffer = hasBuffer ? static_cast<const T *>(inputs[4]) : nullptr;
     T *newParam = static_cast<T *>(outputs[0]);
     T *newBuffer = hasBuffer ? static_cast<T *>(outputs[1]) : nullptr;
+    T decay = static_cast<T>(weightDecay), mu = static_cast<T>(momentum);
+    T share = static_cast<T>(gradientShare);
+    T rate = -static_cast<T>(scalars.learningRate);
 #pragma omp parallel for schedule(static) if (count >= kParallelElements)
     for (int64_t i = 0; i < count; ++i) {
-      double p = param[i];
-      double g = static_cast<double>(grad[i]) + weightDecay * p;
-      double direction = g;
+      T p = param[i];
+      T direction = weightDecay != 0.0 ? std::fma(p, decay, grad[i]) : grad[i];
       if (buffer) {
-        double b = momentum * static_cast<double>(buffer[i]) + share * g;
-        newBuffer[i] = static_cast<T>(b);
-        direction = nesterov ? g + momentum * b : b;
+        T b = std::fma(direction, share, buffer[i] * mu);
+        newBuffer[i] = b;
+        direction = nesterov ? std::fma(b, mu, direction) : b;
       }
-      newParam[i] = static_cast<T>(p - rate * direction);
+      newParam[i] = std::fma(direction, rate, p);
     }
     return true;
   });
