@@ -1,6 +1,7 @@
 """The C API's structures (trainc/runtime.h) for the tests that drive a
 compiled library through ctypes."""
 import ctypes
+import sys
 
 import numpy as np
 
@@ -24,3 +25,21 @@ def tensor(array, dtype_code=None):
     code = DTYPES[array.dtype] if dtype_code is None else dtype_code
     shape = (ctypes.c_int64 * array.ndim)(*array.shape)
     return Tensor(code, array.ndim, shape, array.ctypes.data), shape
+
+
+def open_session(path, threads):
+    """Loads the library at `path` and opens a session on `threads` threads:
+    (library, session, ok), where ok(status, what) exits with the library's
+    trainc_last_error() when a call failed."""
+    lib = ctypes.CDLL(path)
+    lib.trainc_last_error.restype = ctypes.c_char_p
+
+    def ok(status, what):
+        if status != 0:
+            sys.exit(f"FAILED: {path}: {what}: "
+                     f"{lib.trainc_last_error().decode()}")
+
+    session = ctypes.c_void_p()
+    ok(lib.trainc_session_open(ctypes.byref(Options(threads, 0, None)),
+                               ctypes.byref(session)), "open")
+    return lib, session, ok

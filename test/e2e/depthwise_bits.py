@@ -26,7 +26,7 @@ import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-from capi import Options, tensor
+from capi import open_session, tensor
 
 BATCH = 2
 CHANNELS = 64
@@ -60,17 +60,7 @@ def write_model(path, plane, window, stride, rng):
 
 def run_library(path, x, s_zero, t):
     """(forward of x with s = 1, s after one step from s = 0 on x = 1)."""
-    lib = ctypes.CDLL(path)
-    lib.trainc_last_error.restype = ctypes.c_char_p
-
-    def ok(status, what):
-        if status != 0:
-            sys.exit(f"FAILED: {path}: {what}: "
-                     f"{lib.trainc_last_error().decode()}")
-
-    session = ctypes.c_void_p()
-    ok(lib.trainc_session_open(ctypes.byref(Options(1, 0, None)),
-                               ctypes.byref(session)), "open")
+    lib, session, ok = open_session(path, 1)
     xt, _xs = tensor(x)
     y = np.zeros(t.shape, np.float32)
     yt, _ys = tensor(y)

@@ -22,7 +22,7 @@ import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-from capi import Options, tensor
+from capi import open_session, tensor
 
 STEPS = 4
 SIZES = [4099, 40001]
@@ -60,17 +60,7 @@ def flags(config):
 
 def train_library(path, x, t):
     """p after each of STEPS steps on (x, t)."""
-    lib = ctypes.CDLL(path)
-    lib.trainc_last_error.restype = ctypes.c_char_p
-
-    def ok(status, what):
-        if status != 0:
-            sys.exit(f"FAILED: {path}: {what}: "
-                     f"{lib.trainc_last_error().decode()}")
-
-    session = ctypes.c_void_p()
-    ok(lib.trainc_session_open(ctypes.byref(Options(2, 0, None)),
-                               ctypes.byref(session)), "open")
+    lib, session, ok = open_session(path, 2)
     xt, _xs = tensor(x)
     tt, _ts = tensor(t)
     loss = ctypes.c_float()
