@@ -32,10 +32,10 @@ constexpr int64_t kMaxChunks = 16;
 /// An optimizer update whose inputs are the parameter-shaped tensors where
 /// `tensor` says so and scalars elsewhere (learning rate, step), and whose
 /// outputs are all parameter-shaped; `body` sees the inputs in the
-/// launch's order. Input 1 is the gradient. One vectorized nest over the
-/// flat buffers.
+/// launch's order, then the 0-d `scalars`. Input 1 is the gradient. One
+/// vectorized nest over the flat buffers.
 LogicalResult emitFlatUpdate(KernelBuilder &kb, ArrayRef<bool> tensor,
-                             Body body) {
+                             ArrayRef<Value> scalars, Body body) {
   int64_t count = kb.inputType(0).getNumElements();
   if (kb.inputType(1).getNumElements() != count)
     return kb.launch.emitError("the generated ")
@@ -48,6 +48,8 @@ LogicalResult emitFlatUpdate(KernelBuilder &kb, ArrayRef<bool> tensor,
   for (auto [i, isTensor] : llvm::enumerate(tensor))
     inputs.push_back(isTensor ? Operand{kb.input(i, {count}), all}
                               : Operand{kb.input(i, {}), scalar});
+  for (Value value : scalars)
+    inputs.push_back(Operand{value, scalar});
   for (unsigned i = 0; i < kb.launch.getOutputs().size(); ++i)
     outputs.push_back({kb.output(i, {count}), all});
   kb.nest(space, inputs, outputs, space.reduction, body);
@@ -104,7 +106,7 @@ void copyWindow(KernelBuilder &kb, Value param, int64_t first, int64_t chunk,
 /// read: a third nest per chunk copies the chunk's window taps out of the
 /// parameter just written, while it is in the cache.
 LogicalResult emitWindowedUpdate(KernelBuilder &kb, ArrayRef<bool> tensor,
-                                 Body body) {
+                                 ArrayRef<Value> scalars, Body body) {
   MLIRContext *context = kb.builder.getContext();
   ArrayRef<int64_t> full = kb.inputType(0).getShape();
   ArrayRef<int64_t> window = kb.inputType(1).getShape();
@@ -193,6 +195,8 @@ LogicalResult emitWindowedUpdate(KernelBuilder &kb, ArrayRef<bool> tensor,
       maps.push_back(i == 1     ? mapOf(context, 1, {d0})
                      : isTensor ? shifted
                                 : mapOf(context, 1, {}));
+    operands.append(scalars.begin(), scalars.end());
+    maps.append(scalars.size(), mapOf(context, 1, {}));
     maps.append(numOutputs, shifted);
     loop::NestOp update =
         kb.nest({chunk * taps}, {false}, operands, outputs, maps, body);
@@ -203,10 +207,11 @@ LogicalResult emitWindowedUpdate(KernelBuilder &kb, ArrayRef<bool> tensor,
   return success();
 }
 
-LogicalResult emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body) {
+LogicalResult emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body,
+                         ArrayRef<Value> scalars = {}) {
   if (kb.launch.getOptions().get("gradient_starts"))
-    return emitWindowedUpdate(kb, tensor, body);
-  return emitFlatUpdate(kb, tensor, body);
+    return emitWindowedUpdate(kb, tensor, scalars, body);
+  return emitFlatUpdate(kb, tensor, scalars, body);
 }
 } // namespace
 
@@ -278,17 +283,57 @@ LogicalResult buildSgd(KernelBuilder &kb) {
 
 /// graph.adam_update(param, grad, m, v, lr, step) -> (param', m', v'), in
 /// double with the reference's operation order: bit-identical results.
-/// The bias corrections depend only on the step; LLVM hoists them.
+/// The step size and the correction are computed once, before the update.
 LogicalResult buildAdam(KernelBuilder &kb) {
   double beta1 = kb.real("beta1", 0.9), beta2 = kb.real("beta2", 0.999);
   double epsilon = kb.real("epsilon", 1e-8);
   double weightDecay = kb.real("weight_decay", 0.0);
   bool decoupled = kb.flag("decoupled"), onnx = kb.flag("onnx_convention");
+  // The step size and the second moment's correction depend on the
+  // learning rate and the step alone: a nest of one point computes them
+  // into scratch, which the update reads as scalars. (Computed in the
+  // update's body, the bias corrections' `pow` ran once per element: LLVM
+  // did not hoist it, and libm's pow took 31 % of the MLP's AdamW step.)
+  MLIRContext *context = kb.builder.getContext();
+  Type f64 = kb.builder.getF64Type();
+  Value rateBuffer = kb.scratch({1}, f64);
+  Value correctionBuffer = kb.scratch({1}, f64);
+  kb.nest({1}, {false}, {kb.input(4, {}), kb.input(5, {})},
+          {rateBuffer, correctionBuffer},
+          {mapOf(context, 1, {}), mapOf(context, 1, {}),
+           mapOf(context, 1, {affineDim(context, 0)}),
+           mapOf(context, 1, {affineDim(context, 0)})},
+          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+            DoubleMath d{b, loc};
+            auto pow = [&](double base, Value exponent) -> Value {
+              return math::PowFOp::create(b, loc, d.c(base), exponent);
+            };
+            auto oneMinus = [&](Value v) -> Value {
+              return arith::SubFOp::create(b, loc, d.c(1.0), v);
+            };
+            Value lr = d.wide(x[0]);
+            Value t = arith::SIToFPOp::create(b, loc, d.f64, x[1]);
+            if (onnx) {
+              Value corrected = arith::DivFOp::create(
+                  b, loc,
+                  arith::MulFOp::create(
+                      b, loc, lr,
+                      math::SqrtOp::create(b, loc, oneMinus(pow(beta2, t)))),
+                  oneMinus(pow(beta1, t)));
+              Value positive = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::sgt, x[1],
+                  arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
+              return {arith::SelectOp::create(b, loc, positive, corrected, lr),
+                      d.c(1.0)};
+            }
+            Value k = arith::AddFOp::create(b, loc, t, d.c(1.0));
+            return {arith::DivFOp::create(b, loc, lr, oneMinus(pow(beta1, k))),
+                    math::SqrtOp::create(b, loc, oneMinus(pow(beta2, k)))};
+          });
   return emitUpdate(
       kb, {true, true, true, true, false, false},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         DoubleMath d{b, loc};
-        Type f64 = d.f64;
         Type element = x[0].getType();
         auto mul = [&](Value l, Value r) -> Value {
           return arith::MulFOp::create(b, loc, l, r);
@@ -302,11 +347,8 @@ LogicalResult buildAdam(KernelBuilder &kb) {
         auto div = [&](Value l, Value r) -> Value {
           return arith::DivFOp::create(b, loc, l, r);
         };
-        auto pow = [&](double base, Value exponent) -> Value {
-          return math::PowFOp::create(b, loc, d.c(base), exponent);
-        };
         Value lr = d.wide(x[4]);
-        Value t = arith::SIToFPOp::create(b, loc, f64, x[5]);
+        Value rate = x[6], correction = x[7];
         Value p = d.wide(x[0]);
         Value g = decoupled ? d.wide(x[1])
                             : add(d.wide(x[1]), mul(d.c(weightDecay), p));
@@ -316,28 +358,16 @@ LogicalResult buildAdam(KernelBuilder &kb) {
         Value v = add(mul(d.c(beta2), d.wide(x[3])),
                       mul(mul(d.c(1.0 - beta2), g), g));
         Value root = math::SqrtOp::create(b, loc, v);
-        if (onnx) {
-          Value corrected =
-              div(mul(lr, math::SqrtOp::create(b, loc,
-                                               sub(d.c(1.0), pow(beta2, t)))),
-                  sub(d.c(1.0), pow(beta1, t)));
-          Value positive = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::sgt, x[5],
-              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
-          Value rate = arith::SelectOp::create(b, loc, positive, corrected, lr);
-          p = sub(p, div(mul(rate, m), add(root, d.c(epsilon))));
-        } else {
-          Value k = add(t, d.c(1.0));
-          Value rate = div(lr, sub(d.c(1.0), pow(beta1, k)));
-          Value correction =
-              math::SqrtOp::create(b, loc, sub(d.c(1.0), pow(beta2, k)));
-          p = sub(p,
-                  div(mul(rate, m), add(div(root, correction), d.c(epsilon))));
-        }
+        // ONNX: p - rate * m / (sqrt(v) + eps); PyTorch: the root corrected.
+        Value denominator =
+            onnx ? add(root, d.c(epsilon))
+                 : add(div(root, correction), d.c(epsilon));
+        p = sub(p, div(mul(rate, m), denominator));
         return {arith::TruncFOp::create(b, loc, element, p),
                 arith::TruncFOp::create(b, loc, element, m),
                 arith::TruncFOp::create(b, loc, element, v)};
-      });
+      },
+      {kb.scratchView(rateBuffer, {}), kb.scratchView(correctionBuffer, {})});
 }
 
 /// graph.adagrad_update(param, grad, sum, lr, step) -> (param', sum'), in
