@@ -359,9 +359,8 @@ LogicalResult buildAdam(KernelBuilder &kb) {
                       mul(mul(d.c(1.0 - beta2), g), g));
         Value root = math::SqrtOp::create(b, loc, v);
         // ONNX: p - rate * m / (sqrt(v) + eps); PyTorch: the root corrected.
-        Value denominator =
-            onnx ? add(root, d.c(epsilon))
-                 : add(div(root, correction), d.c(epsilon));
+        Value denominator = onnx ? add(root, d.c(epsilon))
+                                 : add(div(root, correction), d.c(epsilon));
         p = sub(p, div(mul(rate, m), denominator));
         return {arith::TruncFOp::create(b, loc, element, p),
                 arith::TruncFOp::create(b, loc, element, m),
