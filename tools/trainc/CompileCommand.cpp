@@ -31,6 +31,7 @@
 #include <sstream>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 namespace trainc::cli {
@@ -69,30 +70,33 @@ static std::string modelHash(const CompileCommandOptions &options) {
   return hex;
 }
 
-/// The training configuration, as JSON for the manifest.
+/// The training configuration, as JSON for the manifest. Reals are written
+/// so that they read back as the same double: the runtime's default
+/// learning rate is this file's (`std::to_string`'s six decimals made
+/// `--lr 0.0078125` train at 0.007812 and `--lr 1e-7` at 0).
 static std::string trainingJson(mlir::ModuleOp module, const std::string &amp) {
   auto config = module->getAttrOfType<mlir::DictionaryAttr>("graph.training");
-  std::function<std::string(mlir::Attribute)> value =
-      [&](mlir::Attribute attr) -> std::string {
+  std::function<nlohmann::json(mlir::Attribute)> value =
+      [&](mlir::Attribute attr) -> nlohmann::json {
     if (auto text = llvm::dyn_cast<mlir::StringAttr>(attr))
-      return "\"" + text.str() + "\"";
+      return text.str();
     if (auto real = llvm::dyn_cast<mlir::FloatAttr>(attr))
-      return std::to_string(real.getValueAsDouble());
+      return real.getValueAsDouble();
     if (auto flag = llvm::dyn_cast<mlir::BoolAttr>(attr))
-      return flag.getValue() ? "true" : "false";
+      return flag.getValue();
     if (auto list = llvm::dyn_cast<mlir::ArrayAttr>(attr)) {
-      std::string items;
+      nlohmann::json items = nlohmann::json::array();
       for (mlir::Attribute item : list)
-        items += (items.empty() ? "" : ", ") + value(item);
-      return "[" + items + "]";
+        items.push_back(value(item));
+      return items;
     }
-    return "null";
+    return nullptr;
   };
-  std::string json = "{\"amp\": \"" + amp + "\"";
+  nlohmann::json json = {{"amp", amp}};
   if (config)
     for (auto entry : config.getValue())
-      json += ", \"" + entry.getName().str() + "\": " + value(entry.getValue());
-  return json + "}";
+      json[entry.getName().str()] = value(entry.getValue());
+  return json.dump();
 }
 
 int runCompileCommand(const CompileCommandOptions &options) {
