@@ -97,6 +97,11 @@ def profile(trainc, model, workdir, steps, threads, dispatch, cpu):
                                         match.group(4))
             if kernel in ("graph.relu", "fused(mul,relu)"):
                 kernel = "copy"
+            # A direction fused with what follows it (the weight gradient
+            # of a 2x2 plane with its update) counts as that direction.
+            for direction in DIRECTIONS:
+                if kernel.startswith(f"fused({direction.removeprefix('graph.')},"):
+                    kernel = direction
             if kernel in DIRECTIONS or kernel == "copy":
                 found.setdefault(kernel, (ms, gbs, backend))
     missing = [k for k in DIRECTIONS + ["copy"] if k not in found]
