@@ -6,6 +6,7 @@
 //   --trainc-loop-to-gpu            each nest one gpu.func kernel
 //   --trainc-approximate-math       the CPU's polynomials for exp, tanh, ...
 //   canonicalize, cse
+//   math.sqrt (f32)                 sqrt.rn.f32, as the CPU's
 //   targets                         one #nvvm.target per architecture, O3,
 //                                   no fixed PTX version (LLVM picks the
 //                                   lowest the chip accepts)
@@ -37,12 +38,14 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -73,6 +76,25 @@ void registerGpuInterfaces(MLIRContext *context) {
   context->appendDialectRegistry(registry);
   context->loadAllAvailableDialects();
 }
+
+/// math.sqrt of a scalar f32 as NVVM's `sqrt.rn.f32` intrinsic, correctly
+/// rounded as the CPU's square root. (convert-gpu-to-nvvm calls libdevice's
+/// __nv_sqrtf, whose __CUDA_PREC_SQRT reflection is 0 there, so it was
+/// `sqrt.approx.f32`, which need not round as the CPU does; nvcc's default
+/// is the precise one. It forbids LLVM's own sqrt intrinsic; f64 already
+/// gets `sqrt.rn.f64` from libdevice.)
+struct CorrectlyRoundedSqrt : OpRewritePattern<math::SqrtOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::SqrtOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getType().isF32())
+      return failure();
+    rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
+        op, op.getType(), rewriter.getStringAttr("llvm.nvvm.sqrt.rn.f"),
+        ValueRange{op.getOperand()});
+    return success();
+  }
+};
 
 /// The toolkit's tools the NVVM serializer runs, checked up front for a
 /// clear error.
@@ -130,6 +152,12 @@ lowerKernels(ModuleOp lowered, const GpuOptions &options,
                                    diagnostics);
   auto gpuModule =
       kernels->lookupSymbol<gpu::GPUModuleOp>(loop::kGpuModuleName);
+  RewritePatternSet sqrt(context);
+  sqrt.add<CorrectlyRoundedSqrt>(context);
+  if (failed(applyPatternsGreedily(gpuModule, std::move(sqrt))))
+    return llvm::createStringError("rewriting the kernels' square roots "
+                                   "failed:\n" +
+                                   diagnostics);
   SmallVector<Attribute> targets;
   for (const std::string &arch : archs)
     targets.push_back(NVVM::NVVMTargetAttr::get(context, /*optLevel=*/3,
