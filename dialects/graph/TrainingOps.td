@@ -315,6 +315,18 @@ def Graph_AdamUpdateOp : Graph_OptimizerOp<"adam_update"> {
     ONNX convention (`onnx_convention`, ai.onnx.preview.training Adam):
       r = t > 0 ? lr * sqrt(1 - beta2^t) / (1 - beta1^t) : lr
       param' = param - r * m' / (sqrt(v') + eps)
+
+    The PyTorch convention rounds as torch.optim.Adam and AdamW round it,
+    op for op, in the parameter's type (f32 for f16 and bf16), the
+    attributes and the scalars below rounded to it: AdamW's param is
+    round(param * (1 - lr * weight_decay)), Adam's g fma(weight_decay,
+    param, grad) (no op without decay); m' = fma(1 - beta1, g,
+    round(beta1 * m)); v' = fma(round((1 - beta2) * g), g, round(beta2 *
+    v)); denom = round(round(sqrt(v') / sqrt(1 - beta2^k)) + eps); param'
+    = round(param + round(round(-step_size * m') / denom)). The step size
+    lr / (1 - beta1^k), the correction sqrt(1 - beta2^k) and 1 - lr *
+    weight_decay are computed in double, as Python computes them. The
+    ONNX convention computes in double and rounds once.
   }];
   let arguments = (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
                        Graph_FloatTensor:$exp_avg, Graph_FloatTensor:$exp_avg_sq,

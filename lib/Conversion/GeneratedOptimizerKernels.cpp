@@ -1,8 +1,8 @@
 //===- GeneratedOptimizerKernels.cpp - SGD, Adam and Adagrad updates ------===//
 //
 // Each in the reference kernels' arithmetic, so the generated updates are
-// bit for bit the reference's: SGD as torch.optim.SGD rounds it (in the
-// parameter's type), Adam and Adagrad in double.
+// bit for bit the reference's: SGD and Adam as torch.optim rounds them (in
+// the parameter's type), ONNX's Adam and Adagrad in double.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/KernelBuilder.h"
@@ -20,6 +20,37 @@ struct DoubleMath {
 
   Value c(double value) { return constant(b, loc, f64, value); }
   Value wide(Value v) { return arith::ExtFOp::create(b, loc, f64, v); }
+};
+
+/// Arithmetic in an update's compute type as PyTorch's optimizers round
+/// it: the parameter's type, f32 for f16 and bf16.
+struct ComputeMath {
+  OpBuilder &b;
+  Location loc;
+  Type element;
+  Type compute = element.isF64() ? element : b.getF32Type();
+
+  Value c(double value) { return constant(b, loc, compute, value); }
+  /// `v` (any float type) in the compute type.
+  Value widen(Value v) {
+    if (v.getType() == compute)
+      return v;
+    return cast<FloatType>(v.getType()).getWidth() <
+                   cast<FloatType>(compute).getWidth()
+               ? arith::ExtFOp::create(b, loc, compute, v).getResult()
+               : arith::TruncFOp::create(b, loc, compute, v).getResult();
+  }
+  /// `v` back in the parameter's type.
+  Value narrow(Value v) {
+    return v.getType() == element
+               ? v
+               : arith::TruncFOp::create(b, loc, element, v).getResult();
+  }
+  /// a + alpha * x, rounded once: ATen's `add` with an alpha.
+  Value add(Value a, Value alpha, Value x) {
+    return multiplyAccumulate(b, loc, alpha, x, a);
+  }
+  Value mul(Value l, Value r) { return arith::MulFOp::create(b, loc, l, r); }
 };
 
 /// Elements of a windowed update's zero-padded gradient chunk (below):
@@ -232,31 +263,12 @@ LogicalResult buildSgd(KernelBuilder &kb) {
   return emitUpdate(
       kb, tensor,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        Type element = x[0].getType();
-        Type compute = element.isF64() ? element : b.getF32Type();
-        auto widen = [&](Value v) -> Value {
-          if (v.getType() == compute)
-            return v;
-          return cast<FloatType>(v.getType()).getWidth() <
-                         cast<FloatType>(compute).getWidth()
-                     ? arith::ExtFOp::create(b, loc, compute, v).getResult()
-                     : arith::TruncFOp::create(b, loc, compute, v).getResult();
-        };
-        auto narrow = [&](Value v) -> Value {
-          return v.getType() == element
-                     ? v
-                     : arith::TruncFOp::create(b, loc, element, v).getResult();
-        };
-        auto c = [&](double value) { return constant(b, loc, compute, value); };
-        // a + alpha * x, rounded once: ATen's `add` with an alpha.
-        auto add = [&](Value a, Value alpha, Value x) {
-          return multiplyAccumulate(b, loc, alpha, x, a);
-        };
-        Value param = widen(x[0]);
+        ComputeMath t{b, loc, x[0].getType()};
+        Value param = t.widen(x[0]);
         // d_p = grad.add(param, alpha=weight_decay)
-        Value direction = widen(x[1]);
+        Value direction = t.widen(x[1]);
         if (weightDecay != 0.0)
-          direction = add(direction, c(weightDecay), param);
+          direction = t.add(direction, t.c(weightDecay), param);
         SmallVector<Value> results;
         if (hasBuffer) {
           // buf.mul_(momentum).add_(d_p, alpha=1 - dampening), the whole
@@ -265,44 +277,47 @@ LogicalResult buildSgd(KernelBuilder &kb) {
           Value first = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::eq, x[3],
               arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
-          Value share = arith::SelectOp::create(b, loc, first, c(1.0),
-                                                c(1.0 - dampening));
-          Value decayed =
-              arith::MulFOp::create(b, loc, widen(x[4]), c(momentum));
-          Value buffer = add(decayed, share, direction);
+          Value share = arith::SelectOp::create(b, loc, first, t.c(1.0),
+                                                t.c(1.0 - dampening));
+          Value buffer =
+              t.add(t.mul(t.widen(x[4]), t.c(momentum)), share, direction);
           // d_p = d_p.add(buf, alpha=momentum) with Nesterov, else buf.
-          direction = nesterov ? add(direction, c(momentum), buffer) : buffer;
-          results.push_back(narrow(buffer));
+          direction =
+              nesterov ? t.add(direction, t.c(momentum), buffer) : buffer;
+          results.push_back(t.narrow(buffer));
         }
         // param.add_(d_p, alpha=-lr)
-        Value rate = arith::NegFOp::create(b, loc, widen(x[2]));
-        results.insert(results.begin(), narrow(add(param, rate, direction)));
+        Value rate = arith::NegFOp::create(b, loc, t.widen(x[2]));
+        results.insert(results.begin(),
+                       t.narrow(t.add(param, rate, direction)));
         return results;
       });
 }
 
-/// graph.adam_update(param, grad, m, v, lr, step) -> (param', m', v'), in
-/// double with the reference's operation order: bit-identical results.
-/// The step size and the correction are computed once, before the update.
+/// graph.adam_update(param, grad, m, v, lr, step) -> (param', m', v'). The
+/// PyTorch convention as torch.optim.Adam and AdamW round it, op for op,
+/// in the parameter's type (f32 for f16 and bf16; TrainingOps.td); the
+/// ONNX convention in double, rounded once. Bit for bit the reference's.
+/// The step size, the second moment's correction and AdamW's decay factor
+/// depend on the learning rate and the step alone: a nest of one point
+/// computes them (in double, as Python does) into scratch, which the
+/// update reads as scalars. (Computed in the update's body, the bias
+/// corrections' `pow` ran once per element: LLVM did not hoist it, and
+/// libm's pow took 31 % of the MLP's AdamW step.)
 LogicalResult buildAdam(KernelBuilder &kb) {
   double beta1 = kb.real("beta1", 0.9), beta2 = kb.real("beta2", 0.999);
   double epsilon = kb.real("epsilon", 1e-8);
   double weightDecay = kb.real("weight_decay", 0.0);
   bool decoupled = kb.flag("decoupled"), onnx = kb.flag("onnx_convention");
-  // The step size and the second moment's correction depend on the
-  // learning rate and the step alone: a nest of one point computes them
-  // into scratch, which the update reads as scalars. (Computed in the
-  // update's body, the bias corrections' `pow` ran once per element: LLVM
-  // did not hoist it, and libm's pow took 31 % of the MLP's AdamW step.)
+  bool decays = decoupled && weightDecay != 0.0 && !onnx;
   MLIRContext *context = kb.builder.getContext();
   Type f64 = kb.builder.getF64Type();
-  Value rateBuffer = kb.scratch({1}, f64);
-  Value correctionBuffer = kb.scratch({1}, f64);
-  kb.nest({1}, {false}, {kb.input(4, {}), kb.input(5, {})},
-          {rateBuffer, correctionBuffer},
-          {mapOf(context, 1, {}), mapOf(context, 1, {}),
-           mapOf(context, 1, {affineDim(context, 0)}),
-           mapOf(context, 1, {affineDim(context, 0)})},
+  SmallVector<Value> buffers = {kb.scratch({1}, f64), kb.scratch({1}, f64)};
+  if (decays)
+    buffers.push_back(kb.scratch({1}, f64));
+  SmallVector<AffineMap> maps = {mapOf(context, 1, {}), mapOf(context, 1, {})};
+  maps.append(buffers.size(), mapOf(context, 1, {affineDim(context, 0)}));
+  kb.nest({1}, {false}, {kb.input(4, {}), kb.input(5, {})}, buffers, maps,
           [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
             DoubleMath d{b, loc};
             auto pow = [&](double base, Value exponent) -> Value {
@@ -326,47 +341,85 @@ LogicalResult buildAdam(KernelBuilder &kb) {
               return {arith::SelectOp::create(b, loc, positive, corrected, lr),
                       d.c(1.0)};
             }
+            // step_size = lr / (1 - beta1^k); sqrt(1 - beta2^k); AdamW's
+            // 1 - lr * weight_decay.
             Value k = arith::AddFOp::create(b, loc, t, d.c(1.0));
-            return {arith::DivFOp::create(b, loc, lr, oneMinus(pow(beta1, k))),
-                    math::SqrtOp::create(b, loc, oneMinus(pow(beta2, k)))};
+            SmallVector<Value> scalars = {
+                arith::DivFOp::create(b, loc, lr, oneMinus(pow(beta1, k))),
+                math::SqrtOp::create(b, loc, oneMinus(pow(beta2, k)))};
+            if (decays)
+              scalars.push_back(oneMinus(
+                  arith::MulFOp::create(b, loc, lr, d.c(weightDecay))));
+            return scalars;
           });
+  SmallVector<Value> scalars = llvm::map_to_vector(
+      buffers, [&](Value buffer) { return kb.scratchView(buffer, {}); });
+  auto sqrt = [](OpBuilder &b, Location loc, Value v) -> Value {
+    return math::SqrtOp::create(b, loc, v);
+  };
+  auto div = [](OpBuilder &b, Location loc, Value l, Value r) -> Value {
+    return arith::DivFOp::create(b, loc, l, r);
+  };
+  if (onnx)
+    return emitUpdate(
+        kb, {true, true, true, true, false, false},
+        [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+          DoubleMath d{b, loc};
+          Type element = x[0].getType();
+          auto mul = [&](Value l, Value r) -> Value {
+            return arith::MulFOp::create(b, loc, l, r);
+          };
+          auto add = [&](Value l, Value r) -> Value {
+            return arith::AddFOp::create(b, loc, l, r);
+          };
+          Value lr = d.wide(x[4]), rate = x[6];
+          Value p = d.wide(x[0]);
+          Value g = decoupled ? d.wide(x[1])
+                              : add(d.wide(x[1]), mul(d.c(weightDecay), p));
+          if (decoupled)
+            p = mul(p, arith::SubFOp::create(b, loc, d.c(1.0),
+                                             mul(lr, d.c(weightDecay))));
+          Value m =
+              add(mul(d.c(beta1), d.wide(x[2])), mul(d.c(1.0 - beta1), g));
+          Value v = add(mul(d.c(beta2), d.wide(x[3])),
+                        mul(mul(d.c(1.0 - beta2), g), g));
+          // p - rate * m / (sqrt(v) + eps)
+          p = arith::SubFOp::create(
+              b, loc, p,
+              div(b, loc, mul(rate, m), add(sqrt(b, loc, v), d.c(epsilon))));
+          return {arith::TruncFOp::create(b, loc, element, p),
+                  arith::TruncFOp::create(b, loc, element, m),
+                  arith::TruncFOp::create(b, loc, element, v)};
+        },
+        scalars);
   return emitUpdate(
       kb, {true, true, true, true, false, false},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        DoubleMath d{b, loc};
-        Type element = x[0].getType();
-        auto mul = [&](Value l, Value r) -> Value {
-          return arith::MulFOp::create(b, loc, l, r);
-        };
-        auto add = [&](Value l, Value r) -> Value {
-          return arith::AddFOp::create(b, loc, l, r);
-        };
-        auto sub = [&](Value l, Value r) -> Value {
-          return arith::SubFOp::create(b, loc, l, r);
-        };
-        auto div = [&](Value l, Value r) -> Value {
-          return arith::DivFOp::create(b, loc, l, r);
-        };
-        Value lr = d.wide(x[4]);
-        Value rate = x[6], correction = x[7];
-        Value p = d.wide(x[0]);
-        Value g = decoupled ? d.wide(x[1])
-                            : add(d.wide(x[1]), mul(d.c(weightDecay), p));
-        if (decoupled)
-          p = mul(p, sub(d.c(1.0), mul(lr, d.c(weightDecay))));
-        Value m = add(mul(d.c(beta1), d.wide(x[2])), mul(d.c(1.0 - beta1), g));
-        Value v = add(mul(d.c(beta2), d.wide(x[3])),
-                      mul(mul(d.c(1.0 - beta2), g), g));
-        Value root = math::SqrtOp::create(b, loc, v);
-        // ONNX: p - rate * m / (sqrt(v) + eps); PyTorch: the root corrected.
-        Value denominator = onnx ? add(root, d.c(epsilon))
-                                 : add(div(root, correction), d.c(epsilon));
-        p = sub(p, div(mul(rate, m), denominator));
-        return {arith::TruncFOp::create(b, loc, element, p),
-                arith::TruncFOp::create(b, loc, element, m),
-                arith::TruncFOp::create(b, loc, element, v)};
+        ComputeMath t{b, loc, x[0].getType()};
+        Value p = t.widen(x[0]), g = t.widen(x[1]);
+        // param.mul_(1 - lr * weight_decay) (AdamW), or
+        // grad = grad.add(param, alpha=weight_decay) (Adam).
+        if (decays)
+          p = t.mul(p, t.widen(x[8]));
+        else if (!decoupled && weightDecay != 0.0)
+          g = t.add(g, t.c(weightDecay), p);
+        // exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
+        Value m = t.add(t.mul(t.widen(x[2]), t.c(beta1)), t.c(1.0 - beta1), g);
+        // exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2):
+        // ATen's vectorized v + (s * g) * g, contracted to one fused
+        // multiply-add by the compiler.
+        Value v = t.add(t.mul(t.widen(x[3]), t.c(beta2)),
+                        t.mul(t.c(1.0 - beta2), g), g);
+        // denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+        Value denominator = arith::AddFOp::create(
+            b, loc, div(b, loc, sqrt(b, loc, v), t.widen(x[7])), t.c(epsilon));
+        // param.addcdiv_(exp_avg, denom, value=-step_size)
+        Value step = arith::NegFOp::create(b, loc, t.widen(x[6]));
+        p = arith::AddFOp::create(b, loc, p,
+                                  div(b, loc, t.mul(step, m), denominator));
+        return {t.narrow(p), t.narrow(m), t.narrow(v)};
       },
-      {kb.scratchView(rateBuffer, {}), kb.scratchView(correctionBuffer, {})});
+      scalars);
 }
 
 /// graph.adagrad_update(param, grad, sum, lr, step) -> (param', sum'), in

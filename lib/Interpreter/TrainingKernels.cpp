@@ -333,28 +333,58 @@ KernelResult adamUpdateKernel(graph::AdamUpdateOp op, const Values &values) {
   bool decoupled = op.getDecoupled();
   double t = static_cast<double>(scalars->step);
   HostTensor newParam = param, newExpAvg = expAvg, newExpAvgSq = expAvgSq;
-  for (int64_t i = 0; i < param.numElements(); ++i) {
-    double p = param.data[i];
-    double g = decoupled ? grad.data[i] : grad.data[i] + weightDecay * p;
-    if (decoupled) // AdamW decays the parameter itself
-      p *= 1.0 - lr * weightDecay;
-    double m = beta1 * expAvg.data[i] + (1.0 - beta1) * g;
-    double v = beta2 * expAvgSq.data[i] + (1.0 - beta2) * g * g;
-    if (op.getOnnxConvention()) {
-      double rate = scalars->step > 0
-                        ? lr * std::sqrt(1.0 - std::pow(beta2, t)) /
-                              (1.0 - std::pow(beta1, t))
-                        : lr;
-      p -= rate * m / (std::sqrt(v) + epsilon);
-    } else {
-      double k = t + 1.0;
-      double denominator =
-          std::sqrt(v) / std::sqrt(1.0 - std::pow(beta2, k)) + epsilon;
-      p -= lr / (1.0 - std::pow(beta1, k)) * m / denominator;
+  if (op.getOnnxConvention()) {
+    // In double, rounded once (TrainingOps.td).
+    double rate = scalars->step > 0 ? lr * std::sqrt(1.0 - std::pow(beta2, t)) /
+                                          (1.0 - std::pow(beta1, t))
+                                    : lr;
+    for (int64_t i = 0; i < param.numElements(); ++i) {
+      double p = param.data[i];
+      double g = decoupled ? grad.data[i] : grad.data[i] + weightDecay * p;
+      if (decoupled) // AdamW decays the parameter itself
+        p *= 1.0 - lr * weightDecay;
+      double m = beta1 * expAvg.data[i] + (1.0 - beta1) * g;
+      double v = beta2 * expAvgSq.data[i] + (1.0 - beta2) * g * g;
+      newParam.data[i] = p - rate * m / (std::sqrt(v) + epsilon);
+      newExpAvg.data[i] = m;
+      newExpAvgSq.data[i] = v;
     }
-    newParam.data[i] = p;
-    newExpAvg.data[i] = m;
-    newExpAvgSq.data[i] = v;
+  } else {
+    // torch.optim.Adam and AdamW's arithmetic op for op (TrainingOps.td),
+    // k = t + 1: in the parameter's type (double in an exact run, f32 for
+    // f16 and bf16), the step size, the correction and AdamW's 1 - lr *
+    // weight_decay computed in double and rounded to it.
+    double k = t + 1.0;
+    double stepSize = lr / (1.0 - std::pow(beta1, k));
+    double correction = std::sqrt(1.0 - std::pow(beta2, k));
+    auto update = [&](auto tag) {
+      using T = decltype(tag);
+      T decay = static_cast<T>(weightDecay);
+      T shrink = static_cast<T>(1.0 - lr * weightDecay);
+      T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
+      T share1 = static_cast<T>(1.0 - beta1);
+      T share2 = static_cast<T>(1.0 - beta2);
+      T root = static_cast<T>(correction), eps = static_cast<T>(epsilon);
+      T rate = -static_cast<T>(stepSize);
+      for (int64_t i = 0; i < param.numElements(); ++i) {
+        T p = static_cast<T>(param.data[i]);
+        T g = static_cast<T>(grad.data[i]);
+        if (decoupled && weightDecay != 0.0)
+          p *= shrink;
+        else if (!decoupled && weightDecay != 0.0)
+          g = std::fma(p, decay, g);
+        T m = std::fma(g, share1, static_cast<T>(expAvg.data[i]) * b1);
+        T v = std::fma(share2 * g, g, static_cast<T>(expAvgSq.data[i]) * b2);
+        T denominator = std::sqrt(v) / root + eps;
+        newParam.data[i] = p + rate * m / denominator;
+        newExpAvg.data[i] = m;
+        newExpAvgSq.data[i] = v;
+      }
+    };
+    if (values.exact() || param.dtype == DType::F64)
+      update(double{});
+    else
+      update(float{});
   }
   std::vector<HostTensor> results;
   results.push_back(std::move(newParam));

@@ -1,7 +1,8 @@
 //===- OptimizerKernels.cpp - SGD, Adam/AdamW, Adagrad updates ------------===//
 //
-// The fused updates of TrainingOps.td, elementwise: SGD in the parameter's
-// type as torch.optim.SGD rounds it, Adam and Adagrad in double. Every new
+// The fused updates of TrainingOps.td, elementwise: SGD and Adam in the
+// parameter's type as torch.optim rounds them, ONNX's Adam and Adagrad in
+// double. Every new
 // value may alias the old one (parameters and optimizer state are updated
 // in place by buffer donation): each element is read before it is written.
 //
@@ -125,17 +126,20 @@ bool adamKernel(const Launch &launch, void *const *inputs, void *const *outputs,
     return false;
   double lr = scalars.learningRate;
   double t = static_cast<double>(scalars.step);
+  int64_t count = launch.inputs[0].numElements();
   // ONNX: r = t > 0 ? lr sqrt(1 - beta2^t) / (1 - beta1^t) : lr, and
-  // param -= r m / (sqrt(v) + eps). PyTorch (k = t + 1): param -= lr /
-  // (1 - beta1^k) * m / (sqrt(v) / sqrt(1 - beta2^k) + eps).
+  // param -= r m / (sqrt(v) + eps), in double.
   double onnxRate = scalars.step > 0
                         ? lr * std::sqrt(1.0 - std::pow(beta2, t)) /
                               (1.0 - std::pow(beta1, t))
                         : lr;
+  // torch.optim.Adam and AdamW's arithmetic (TrainingOps.td), k = t + 1:
+  // the step size lr / (1 - beta1^k), sqrt(1 - beta2^k) and AdamW's 1 - lr
+  // * weight_decay in double (Python's floats), every op on the tensors in
+  // T with those rounded to it.
   double k = t + 1.0;
-  double torchRate = lr / (1.0 - std::pow(beta1, k));
-  double torchCorrection = std::sqrt(1.0 - std::pow(beta2, k));
-  int64_t count = launch.inputs[0].numElements();
+  double stepSize = lr / (1.0 - std::pow(beta1, k));
+  double correction = std::sqrt(1.0 - std::pow(beta2, k));
   return withFloat(launch, launch.inputs[0].dtype, error, [&](auto tag) {
     using T = decltype(tag);
     const T *param = static_cast<const T *>(inputs[0]);
@@ -145,23 +149,44 @@ bool adamKernel(const Launch &launch, void *const *inputs, void *const *outputs,
     T *newParam = static_cast<T *>(outputs[0]);
     T *newExpAvg = static_cast<T *>(outputs[1]);
     T *newExpAvgSq = static_cast<T *>(outputs[2]);
+    if (onnx) {
+#pragma omp parallel for schedule(static) if (count >= kParallelElements)
+      for (int64_t i = 0; i < count; ++i) {
+        double p = param[i];
+        double g = decoupled ? static_cast<double>(grad[i])
+                             : static_cast<double>(grad[i]) + weightDecay * p;
+        if (decoupled) // AdamW decays the parameter itself
+          p *= 1.0 - lr * weightDecay;
+        double m = beta1 * static_cast<double>(expAvg[i]) + (1.0 - beta1) * g;
+        double v =
+            beta2 * static_cast<double>(expAvgSq[i]) + (1.0 - beta2) * g * g;
+        p -= onnxRate * m / (std::sqrt(v) + epsilon);
+        newParam[i] = static_cast<T>(p);
+        newExpAvg[i] = static_cast<T>(m);
+        newExpAvgSq[i] = static_cast<T>(v);
+      }
+      return true;
+    }
+    T decay = static_cast<T>(weightDecay);
+    T shrink = static_cast<T>(1.0 - lr * weightDecay);
+    T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
+    T share1 = static_cast<T>(1.0 - beta1);
+    T share2 = static_cast<T>(1.0 - beta2);
+    T root = static_cast<T>(correction), eps = static_cast<T>(epsilon);
+    T rate = -static_cast<T>(stepSize);
 #pragma omp parallel for schedule(static) if (count >= kParallelElements)
     for (int64_t i = 0; i < count; ++i) {
-      double p = param[i];
-      double g = decoupled ? static_cast<double>(grad[i])
-                           : static_cast<double>(grad[i]) + weightDecay * p;
-      if (decoupled) // AdamW decays the parameter itself
-        p *= 1.0 - lr * weightDecay;
-      double m = beta1 * static_cast<double>(expAvg[i]) + (1.0 - beta1) * g;
-      double v =
-          beta2 * static_cast<double>(expAvgSq[i]) + (1.0 - beta2) * g * g;
-      if (onnx)
-        p -= onnxRate * m / (std::sqrt(v) + epsilon);
-      else
-        p -= torchRate * m / (std::sqrt(v) / torchCorrection + epsilon);
-      newParam[i] = static_cast<T>(p);
-      newExpAvg[i] = static_cast<T>(m);
-      newExpAvgSq[i] = static_cast<T>(v);
+      T p = param[i], g = grad[i];
+      if (decoupled && weightDecay != 0.0)
+        p *= shrink; // param.mul_(1 - lr * weight_decay)
+      else if (!decoupled && weightDecay != 0.0)
+        g = std::fma(p, decay, g); // grad.add(param, alpha=weight_decay)
+      T m = std::fma(g, share1, expAvg[i] * b1);
+      T v = std::fma(share2 * g, g, expAvgSq[i] * b2); // addcmul_, contracted
+      T denominator = std::sqrt(v) / root + eps;
+      newParam[i] = p + rate * m / denominator; // addcdiv_
+      newExpAvg[i] = m;
+      newExpAvgSq[i] = v;
     }
     return true;
   });

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""trainc's SGD updates give torch.optim.SGD's bits: after each of four
-steps, the parameter a compiled library trains equals PyTorch's byte for
-byte, for plain SGD with weight decay, momentum, momentum with dampening
-and Nesterov momentum, with the generated updates (compiled for the host
-and for x86-64-v3, AVX2) and the reference ones.
+"""trainc's SGD, Adam and AdamW updates give torch.optim's bits: after
+each of four steps, the parameter a compiled library trains equals
+PyTorch's byte for byte, with the generated updates (compiled for the host
+and for x86-64-v3, AVX2) and the reference ones. SGD: plain with weight
+decay, momentum, momentum with dampening and Nesterov momentum. Adam and
+AdamW: the defaults, weight decay, other betas and epsilon; learning rates
+that are powers of two, since trainc takes the learning rate as an f32
+and PyTorch forms lr / (1 - beta1^k) from the Python float.
 
 The model is y = x * p with the L1 loss summed (`--reduction sum`): the
 gradient of p is sign(x * p - t) * x, exact in both frameworks, so the
@@ -26,15 +29,25 @@ from capi import open_session, tensor
 
 STEPS = 4
 SIZES = [4099, 40001]
-# (name, SGD arguments): every branch of the update.
+# (name, optimizer, arguments): every branch of each update.
 CONFIGS = [
-    ("decay", dict(lr=0.05, weight_decay=5e-3)),
-    ("momentum", dict(lr=0.01, momentum=0.9)),
-    ("dampening", dict(lr=0.01, momentum=0.9, dampening=0.1,
-                       weight_decay=1e-3)),
-    ("nesterov", dict(lr=0.02, momentum=0.8, nesterov=True,
-                      weight_decay=1e-2)),
+    ("decay", "sgd", dict(lr=0.05, weight_decay=5e-3)),
+    ("momentum", "sgd", dict(lr=0.01, momentum=0.9)),
+    ("dampening", "sgd", dict(lr=0.01, momentum=0.9, dampening=0.1,
+                              weight_decay=1e-3)),
+    ("nesterov", "sgd", dict(lr=0.02, momentum=0.8, nesterov=True,
+                             weight_decay=1e-2)),
+    ("adam", "adam", dict(lr=2**-7)),
+    ("adam-decay", "adam", dict(lr=2**-6, betas=(0.8, 0.99), eps=1e-6,
+                                weight_decay=1e-2)),
+    ("adamw", "adamw", dict(lr=2**-7)),
+    ("adamw-decay", "adamw", dict(lr=2**-8, betas=(0.85, 0.995),
+                                  weight_decay=0.1)),
 ]
+KERNELS = {"sgd": "sgd_update", "adam": "adam_update",
+           "adamw": "adam_update"}
+OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam,
+              "adamw": torch.optim.AdamW}
 
 
 def write_model(path, p):
@@ -48,13 +61,18 @@ def write_model(path, p):
         graph, opset_imports=[helper.make_opsetid("", 13)]), path)
 
 
-def flags(config):
-    out = ["--optimizer", "sgd", "--lr", repr(config["lr"])]
+def flags(optimizer, config):
+    out = ["--optimizer", optimizer, "--lr", repr(config["lr"])]
     for key in ["momentum", "dampening", "weight_decay"]:
         if key in config:
             out += ["--" + key.replace("_", "-"), repr(config[key])]
     if config.get("nesterov"):
         out.append("--nesterov")
+    if "betas" in config:
+        out += ["--beta1", repr(config["betas"][0]),
+                "--beta2", repr(config["betas"][1])]
+    if "eps" in config:
+        out += ["--epsilon", repr(config["eps"])]
     return out
 
 
@@ -78,9 +96,9 @@ def train_library(path, x, t):
     return params
 
 
-def train_torch(p0, x, t, config):
+def train_torch(p0, x, t, optimizer, config):
     p = torch.tensor(p0, requires_grad=True)
-    optimizer = torch.optim.SGD([p], **config)
+    optimizer = OPTIMIZERS[optimizer]([p], **config)
     params = []
     for _ in range(STEPS):
         optimizer.zero_grad(set_to_none=True)
@@ -106,17 +124,17 @@ def main():
         t = rng.standard_normal((1, n)).astype(np.float32)
         model = os.path.join(args.workdir, f"scale_{n}.onnx")
         write_model(model, p0)
-        for name, config in CONFIGS:
-            expected = train_torch(p0, x, t, config)
+        for name, optimizer, config in CONFIGS:
+            expected = train_torch(p0, x, t, optimizer, config)
             for variant, extra in [
                     ("native", []), ("x86-64-v3", ["--cpu", "x86-64-v3"]),
                     ("reference",
-                     ["--dispatch", "graph.sgd_update=reference"])]:
+                     ["--dispatch", f"graph.{KERNELS[optimizer]}=reference"])]:
                 library = os.path.join(args.workdir,
                                        f"{name}_{n}_{variant}.so")
                 subprocess.run(
                     [args.trainc, "compile", model, "--loss", "l1",
-                     "--reduction", "sum", "-o", library] + flags(config) +
+                     "--reduction", "sum", "-o", library] + flags(optimizer, config) +
                     extra, check=True)
                 got = train_library(library, x, t)
                 runs += 1
@@ -132,8 +150,8 @@ def main():
                     print(f"{name} n={n} {variant}: same bits for "
                           f"{STEPS} steps")
     if failures:
-        sys.exit("FAILED: not torch.optim.SGD's bits: " + ", ".join(failures))
-    print(f"{runs} libraries: every SGD update gives torch.optim.SGD's bits "
+        sys.exit("FAILED: not torch.optim's bits: " + ", ".join(failures))
+    print(f"{runs} libraries: every update gives torch.optim's bits "
           f"(torch {torch.__version__})")
 
 
