@@ -351,6 +351,13 @@ def Graph_AdagradUpdateOp : Graph_OptimizerOp<"adagrad_update"> {
       sum' = sum + g^2
       param' = param - lr / (1 + t * lr_decay) * g / (sqrt(sum') + eps)
     (torch.optim.Adagrad and ai.onnx.preview.training Adagrad agree.)
+
+    Rounded as torch.optim.Adagrad rounds it, op for op, in the parameter's
+    type (f32 for f16 and bf16), the attributes and the rate rounded to it:
+    g is fma(weight_decay, param, grad) (no op without decay); sum' is
+    fma(g, g, sum) (ATen's addcmul_, contracted); param' is round(param +
+    round(round(-rate * g) / round(sqrt(sum') + eps))), with the rate
+    lr / (1 + t * lr_decay) computed in double, as Python computes it.
   }];
   let arguments = (ins Graph_FloatTensor:$param, Graph_FloatTensor:$grad,
                        Graph_FloatTensor:$sum,

@@ -1,8 +1,8 @@
 //===- GeneratedOptimizerKernels.cpp - SGD, Adam and Adagrad updates ------===//
 //
 // Each in the reference kernels' arithmetic, so the generated updates are
-// bit for bit the reference's: SGD and Adam as torch.optim rounds them (in
-// the parameter's type), ONNX's Adam and Adagrad in double.
+// bit for bit the reference's: SGD, Adam and Adagrad as torch.optim rounds
+// them (in the parameter's type), ONNX's Adam in double.
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/KernelBuilder.h"
@@ -244,6 +244,27 @@ LogicalResult emitUpdate(KernelBuilder &kb, ArrayRef<bool> tensor, Body body,
     return emitWindowedUpdate(kb, tensor, scalars, body);
   return emitFlatUpdate(kb, tensor, scalars, body);
 }
+
+/// `count` f64 scalars that depend on the learning rate and the step alone
+/// (inputs `first` and `first + 1`), computed by `body` from them once per
+/// launch, into scratch, by a nest of one point; returns their 0-d views,
+/// which an update reads as scalars. (Built in the update's body, Adam's
+/// bias corrections ran once per element: LLVM did not hoist them, since
+/// the step is loaded inside the loop, where the in-place stores may alias
+/// it, and libm's pow took 31 % of the MLP's AdamW step.)
+SmallVector<Value> perLaunchScalars(KernelBuilder &kb, unsigned first,
+                                    unsigned count, Body body) {
+  MLIRContext *context = kb.builder.getContext();
+  SmallVector<Value> buffers;
+  for (unsigned i = 0; i < count; ++i)
+    buffers.push_back(kb.scratch({1}, kb.builder.getF64Type()));
+  SmallVector<AffineMap> maps = {mapOf(context, 1, {}), mapOf(context, 1, {})};
+  maps.append(count, mapOf(context, 1, {affineDim(context, 0)}));
+  kb.nest({1}, {false}, {kb.input(first, {}), kb.input(first + 1, {})}, buffers,
+          maps, body);
+  return llvm::map_to_vector(
+      buffers, [&](Value buffer) { return kb.scratchView(buffer, {}); });
+}
 } // namespace
 
 /// graph.sgd_update(param, grad, lr, step[, buffer]) -> (param'[, buffer']),
@@ -299,61 +320,49 @@ LogicalResult buildSgd(KernelBuilder &kb) {
 /// in the parameter's type (f32 for f16 and bf16; TrainingOps.td); the
 /// ONNX convention in double, rounded once. Bit for bit the reference's.
 /// The step size, the second moment's correction and AdamW's decay factor
-/// depend on the learning rate and the step alone: a nest of one point
-/// computes them (in double, as Python does) into scratch, which the
-/// update reads as scalars. (Computed in the update's body, the bias
-/// corrections' `pow` ran once per element: LLVM did not hoist it, and
-/// libm's pow took 31 % of the MLP's AdamW step.)
+/// are computed once per launch, in double as Python computes them.
 LogicalResult buildAdam(KernelBuilder &kb) {
   double beta1 = kb.real("beta1", 0.9), beta2 = kb.real("beta2", 0.999);
   double epsilon = kb.real("epsilon", 1e-8);
   double weightDecay = kb.real("weight_decay", 0.0);
   bool decoupled = kb.flag("decoupled"), onnx = kb.flag("onnx_convention");
   bool decays = decoupled && weightDecay != 0.0 && !onnx;
-  MLIRContext *context = kb.builder.getContext();
-  Type f64 = kb.builder.getF64Type();
-  SmallVector<Value> buffers = {kb.scratch({1}, f64), kb.scratch({1}, f64)};
-  if (decays)
-    buffers.push_back(kb.scratch({1}, f64));
-  SmallVector<AffineMap> maps = {mapOf(context, 1, {}), mapOf(context, 1, {})};
-  maps.append(buffers.size(), mapOf(context, 1, {affineDim(context, 0)}));
-  kb.nest({1}, {false}, {kb.input(4, {}), kb.input(5, {})}, buffers, maps,
-          [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-            DoubleMath d{b, loc};
-            auto pow = [&](double base, Value exponent) -> Value {
-              return math::PowFOp::create(b, loc, d.c(base), exponent);
-            };
-            auto oneMinus = [&](Value v) -> Value {
-              return arith::SubFOp::create(b, loc, d.c(1.0), v);
-            };
-            Value lr = d.wide(x[0]);
-            Value t = arith::SIToFPOp::create(b, loc, d.f64, x[1]);
-            if (onnx) {
-              Value corrected = arith::DivFOp::create(
-                  b, loc,
-                  arith::MulFOp::create(
-                      b, loc, lr,
-                      math::SqrtOp::create(b, loc, oneMinus(pow(beta2, t)))),
-                  oneMinus(pow(beta1, t)));
-              Value positive = arith::CmpIOp::create(
-                  b, loc, arith::CmpIPredicate::sgt, x[1],
-                  arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
-              return {arith::SelectOp::create(b, loc, positive, corrected, lr),
-                      d.c(1.0)};
-            }
-            // step_size = lr / (1 - beta1^k); sqrt(1 - beta2^k); AdamW's
-            // 1 - lr * weight_decay.
-            Value k = arith::AddFOp::create(b, loc, t, d.c(1.0));
-            SmallVector<Value> scalars = {
-                arith::DivFOp::create(b, loc, lr, oneMinus(pow(beta1, k))),
-                math::SqrtOp::create(b, loc, oneMinus(pow(beta2, k)))};
-            if (decays)
-              scalars.push_back(oneMinus(
-                  arith::MulFOp::create(b, loc, lr, d.c(weightDecay))));
-            return scalars;
-          });
-  SmallVector<Value> scalars = llvm::map_to_vector(
-      buffers, [&](Value buffer) { return kb.scratchView(buffer, {}); });
+  SmallVector<Value> scalars = perLaunchScalars(
+      kb, 4, decays ? 3 : 2,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        DoubleMath d{b, loc};
+        auto pow = [&](double base, Value exponent) -> Value {
+          return math::PowFOp::create(b, loc, d.c(base), exponent);
+        };
+        auto oneMinus = [&](Value v) -> Value {
+          return arith::SubFOp::create(b, loc, d.c(1.0), v);
+        };
+        Value lr = d.wide(x[0]);
+        Value t = arith::SIToFPOp::create(b, loc, d.f64, x[1]);
+        if (onnx) {
+          Value corrected = arith::DivFOp::create(
+              b, loc,
+              arith::MulFOp::create(
+                  b, loc, lr,
+                  math::SqrtOp::create(b, loc, oneMinus(pow(beta2, t)))),
+              oneMinus(pow(beta1, t)));
+          Value positive = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sgt, x[1],
+              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
+          return {arith::SelectOp::create(b, loc, positive, corrected, lr),
+                  d.c(1.0)};
+        }
+        // step_size = lr / (1 - beta1^k); sqrt(1 - beta2^k); AdamW's
+        // 1 - lr * weight_decay.
+        Value k = arith::AddFOp::create(b, loc, t, d.c(1.0));
+        SmallVector<Value> values = {
+            arith::DivFOp::create(b, loc, lr, oneMinus(pow(beta1, k))),
+            math::SqrtOp::create(b, loc, oneMinus(pow(beta2, k)))};
+        if (decays)
+          values.push_back(
+              oneMinus(arith::MulFOp::create(b, loc, lr, d.c(weightDecay))));
+        return values;
+      });
   auto sqrt = [](OpBuilder &b, Location loc, Value v) -> Value {
     return math::SqrtOp::create(b, loc, v);
   };
@@ -422,39 +431,46 @@ LogicalResult buildAdam(KernelBuilder &kb) {
       scalars);
 }
 
-/// graph.adagrad_update(param, grad, sum, lr, step) -> (param', sum'), in
-/// double with the reference's operation order: bit-identical results.
+/// graph.adagrad_update(param, grad, sum, lr, step) -> (param', sum'), as
+/// torch.optim.Adagrad rounds it, op for op, in the parameter's type (f32
+/// for f16 and bf16; TrainingOps.td); bit for bit the reference's. The
+/// rate lr / (1 + step * lr_decay) is computed once per launch, in double.
 LogicalResult buildAdagrad(KernelBuilder &kb) {
   double lrDecay = kb.real("lr_decay", 0.0);
   double epsilon = kb.real("epsilon", 1e-10);
   double weightDecay = kb.real("weight_decay", 0.0);
+  SmallVector<Value> scalars = perLaunchScalars(
+      kb, 3, 1,
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        DoubleMath d{b, loc};
+        Value step = arith::SIToFPOp::create(b, loc, d.f64, x[1]);
+        return {arith::DivFOp::create(
+            b, loc, d.wide(x[0]),
+            arith::AddFOp::create(
+                b, loc, d.c(1.0),
+                arith::MulFOp::create(b, loc, step, d.c(lrDecay))))};
+      });
   return emitUpdate(
       kb, {true, true, true, false, false},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        DoubleMath d{b, loc};
-        Type element = x[0].getType();
-        // rate = lr / (1 + step * lr_decay), the same for every element.
-        Value step = arith::SIToFPOp::create(b, loc, d.f64, x[4]);
-        Value rate = arith::DivFOp::create(
-            b, loc, d.wide(x[3]),
-            arith::AddFOp::create(
-                b, loc, d.c(1.0),
-                arith::MulFOp::create(b, loc, step, d.c(lrDecay))));
-        Value p = d.wide(x[0]);
-        Value g = arith::AddFOp::create(
-            b, loc, d.wide(x[1]),
-            arith::MulFOp::create(b, loc, d.c(weightDecay), p));
-        Value sum = arith::AddFOp::create(b, loc, d.wide(x[2]),
-                                          arith::MulFOp::create(b, loc, g, g));
-        Value denominator = arith::AddFOp::create(
-            b, loc, math::SqrtOp::create(b, loc, sum), d.c(epsilon));
-        Value updated = arith::SubFOp::create(
+        ComputeMath t{b, loc, x[0].getType()};
+        Value p = t.widen(x[0]), g = t.widen(x[1]);
+        // grad = grad.add(param, alpha=weight_decay)
+        if (weightDecay != 0.0)
+          g = t.add(g, t.c(weightDecay), p);
+        // state_sum.addcmul_(grad, grad, value=1), one fused multiply-add
+        Value sum = t.add(t.widen(x[2]), g, g);
+        // std = state_sum.sqrt().add_(eps)
+        Value deviation = arith::AddFOp::create(
+            b, loc, math::SqrtOp::create(b, loc, sum), t.c(epsilon));
+        // param.addcdiv_(grad, std, value=-clr)
+        Value rate = arith::NegFOp::create(b, loc, t.widen(x[5]));
+        p = arith::AddFOp::create(
             b, loc, p,
-            arith::DivFOp::create(
-                b, loc, arith::MulFOp::create(b, loc, rate, g), denominator));
-        return {arith::TruncFOp::create(b, loc, element, updated),
-                arith::TruncFOp::create(b, loc, element, sum)};
-      });
+            arith::DivFOp::create(b, loc, t.mul(rate, g), deviation));
+        return {t.narrow(p), t.narrow(sum)};
+      },
+      scalars);
 }
 
 } // namespace trainc::conversion

@@ -410,12 +410,25 @@ KernelResult adagradUpdateKernel(graph::AdagradUpdateOp op,
   double rate = scalars->learningRate /
                 (1.0 + static_cast<double>(scalars->step) * lrDecay);
   HostTensor newParam = param, newSum = sum;
-  for (int64_t i = 0; i < param.numElements(); ++i) {
-    double g = grad.data[i] + weightDecay * param.data[i];
-    newSum.data[i] = sum.data[i] + g * g;
-    newParam.data[i] =
-        param.data[i] - rate * g / (std::sqrt(newSum.data[i]) + epsilon);
-  }
+  // torch.optim.Adagrad's arithmetic op for op (TrainingOps.td), in the
+  // parameter's type (double in an exact run, f32 for f16 and bf16).
+  auto update = [&](auto tag) {
+    using T = decltype(tag);
+    T decay = static_cast<T>(weightDecay), eps = static_cast<T>(epsilon);
+    T negativeRate = -static_cast<T>(rate);
+    for (int64_t i = 0; i < param.numElements(); ++i) {
+      T p = static_cast<T>(param.data[i]), g = static_cast<T>(grad.data[i]);
+      if (weightDecay != 0.0)
+        g = std::fma(p, decay, g);
+      T s = std::fma(g, g, static_cast<T>(sum.data[i]));
+      newSum.data[i] = s;
+      newParam.data[i] = p + negativeRate * g / (std::sqrt(s) + eps);
+    }
+  };
+  if (values.exact() || param.dtype == DType::F64)
+    update(double{});
+  else
+    update(float{});
   std::vector<HostTensor> results;
   results.push_back(std::move(newParam));
   results.push_back(std::move(newSum));

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""trainc's SGD, Adam and AdamW updates give torch.optim's bits: after
-each of four steps, the parameter a compiled library trains equals
+"""trainc's SGD, Adam, AdamW and Adagrad updates give torch.optim's bits:
+after each of four steps, the parameter a compiled library trains equals
 PyTorch's byte for byte, with the generated updates (compiled for the host
 and for x86-64-v3, AVX2) and the reference ones. SGD: plain with weight
 decay, momentum, momentum with dampening and Nesterov momentum. Adam and
-AdamW: the defaults, weight decay, other betas and epsilon; learning rates
-that are powers of two, since trainc takes the learning rate as an f32
-and PyTorch forms lr / (1 - beta1^k) from the Python float.
+AdamW: the defaults, weight decay, other betas and epsilon. Adagrad: the
+defaults, and decay with a learning-rate decay and another epsilon.
+Learning rates that are powers of two for these three, since trainc takes
+the learning rate as an f32 and PyTorch divides the Python float.
 
 The model is y = x * p with the L1 loss summed (`--reduction sum`): the
 gradient of p is sign(x * p - t) * x, exact in both frameworks, so the
@@ -43,11 +44,14 @@ CONFIGS = [
     ("adamw", "adamw", dict(lr=2**-7)),
     ("adamw-decay", "adamw", dict(lr=2**-8, betas=(0.85, 0.995),
                                   weight_decay=0.1)),
+    ("adagrad", "adagrad", dict(lr=2**-3)),
+    ("adagrad-decay", "adagrad", dict(lr=2**-4, lr_decay=0.1, eps=1e-6,
+                                      weight_decay=1e-2)),
 ]
 KERNELS = {"sgd": "sgd_update", "adam": "adam_update",
-           "adamw": "adam_update"}
+           "adamw": "adam_update", "adagrad": "adagrad_update"}
 OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam,
-              "adamw": torch.optim.AdamW}
+              "adamw": torch.optim.AdamW, "adagrad": torch.optim.Adagrad}
 
 
 def write_model(path, p):
@@ -63,7 +67,7 @@ def write_model(path, p):
 
 def flags(optimizer, config):
     out = ["--optimizer", optimizer, "--lr", repr(config["lr"])]
-    for key in ["momentum", "dampening", "weight_decay"]:
+    for key in ["momentum", "dampening", "weight_decay", "lr_decay"]:
         if key in config:
             out += ["--" + key.replace("_", "-"), repr(config[key])]
     if config.get("nesterov"):

@@ -1,7 +1,7 @@
 //===- OptimizerKernels.cpp - SGD, Adam/AdamW, Adagrad updates ------------===//
 //
-// The fused updates of TrainingOps.td, elementwise: SGD and Adam in the
-// parameter's type as torch.optim rounds them, ONNX's Adam and Adagrad in
+// The fused updates of TrainingOps.td, elementwise: SGD, Adam and Adagrad
+// in the parameter's type as torch.optim rounds them, ONNX's Adam in
 // double. Every new
 // value may alias the old one (parameters and optimizer state are updated
 // in place by buffer donation): each element is read before it is written.
@@ -216,13 +216,18 @@ bool adagradKernel(const Launch &launch, void *const *inputs,
     const T *sum = static_cast<const T *>(inputs[2]);
     T *newParam = static_cast<T *>(outputs[0]);
     T *newSum = static_cast<T *>(outputs[1]);
+    // torch.optim.Adagrad's arithmetic (TrainingOps.td): every op in T,
+    // the rate formed in double (a Python float) and rounded to it.
+    T decay = static_cast<T>(weightDecay), eps = static_cast<T>(epsilon);
+    T negativeRate = -static_cast<T>(rate);
 #pragma omp parallel for schedule(static) if (count >= kParallelElements)
     for (int64_t i = 0; i < count; ++i) {
-      double p = param[i];
-      double g = static_cast<double>(grad[i]) + weightDecay * p;
-      double s = static_cast<double>(sum[i]) + g * g;
-      newSum[i] = static_cast<T>(s);
-      newParam[i] = static_cast<T>(p - rate * g / (std::sqrt(s) + epsilon));
+      T p = param[i], g = grad[i];
+      if (weightDecay != 0.0)
+        g = std::fma(p, decay, g);  // grad.add(param, alpha=weight_decay)
+      T s = std::fma(g, g, sum[i]); // addcmul_(grad, grad), contracted
+      newSum[i] = s;
+      newParam[i] = p + negativeRate * g / (std::sqrt(s) + eps); // addcdiv_
     }
     return true;
   });
