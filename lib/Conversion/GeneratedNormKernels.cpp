@@ -3,9 +3,9 @@
 // Statistics (mean, sum of squared deviations) go to scratch buffers indexed
 // like the statistic: a layer norm's rows, a batch norm's channels. The
 // passes over the data read them. Accumulation is in the schedule's order,
-// in f32 for layer norm and for batch norm's gradient sums, in f64 for
-// batch norm's forward statistics (as PyTorch's CPU kernels and the
-// reference kernels, which accumulate in double).
+// in f32 for layer norm, in f64 for batch norm's statistics and its
+// gradient's sums (as PyTorch's CPU kernels, which sum them in double
+// across the batch, and the reference kernels, which accumulate in double).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/NormNests.h"
@@ -21,6 +21,29 @@ using namespace norm;
 
 Type norm::elementOf(Operand operand) {
   return cast<MemRefType>(operand.buffer.getType()).getElementType();
+}
+
+Value norm::widen(OpBuilder &b, Location loc, Value x, Type type) {
+  return x.getType() == type ? x
+                             : Value(arith::ExtFOp::create(b, loc, type, x));
+}
+
+Value norm::roundTo(OpBuilder &b, Location loc, Value x, Type type) {
+  return x.getType() == type ? x
+                             : Value(arith::TruncFOp::create(b, loc, type, x));
+}
+
+void norm::perStatistic(KernelBuilder &kb, const NormSpace &ns,
+                        ArrayRef<Value> inputs, ArrayRef<Value> outputs,
+                        Body body) {
+  Space own(ns.statisticShape());
+  unsigned id = own.addAllBut(none);
+  auto operands = [&](ArrayRef<Value> buffers) {
+    return llvm::map_to_vector(buffers, [&](Value buffer) {
+      return Operand{buffer, id};
+    });
+  };
+  kb.nest(own, operands(inputs), operands(outputs), own.reduction, body);
 }
 
 loop::NestOp norm::accumulate(KernelBuilder &kb, const Space &space,
@@ -51,20 +74,6 @@ void sumPerStatistic(KernelBuilder &kb, const NormSpace &ns,
   accumulate(kb, ns.space, inputs, sums, ns.space.reduction, term, zeroed);
 }
 
-/// A nest over the statistics' own shape; every buffer is indexed like a
-/// statistic.
-void perStatistic(KernelBuilder &kb, const NormSpace &ns,
-                  ArrayRef<Value> inputs, ArrayRef<Value> outputs, Body body) {
-  Space own(ns.statisticShape());
-  unsigned id = own.addAllBut(none);
-  auto operands = [&](ArrayRef<Value> buffers) {
-    return llvm::map_to_vector(buffers, [&](Value buffer) {
-      return Operand{buffer, id};
-    });
-  };
-  kb.nest(own, operands(inputs), operands(outputs), own.reduction, body);
-}
-
 /// Zeroes the statistic-indexed `sums` in one nest.
 void zeroPerStatistic(KernelBuilder &kb, const NormSpace &ns,
                       ArrayRef<Operand> sums) {
@@ -86,7 +95,7 @@ void zeroPerStatistic(KernelBuilder &kb, const NormSpace &ns,
 /// channel's statistic sums N*H*W values, and f32 sums of that many carry
 /// several times its rounding noise). One nest zeroes both sums and
 /// `alsoZero` (sums the caller accumulates later); the callers turn the
-/// moments into statistics in a nest of their own (meanOf, squaresOf).
+/// moments into statistics in a nest of their own (meanOf, roundTo).
 struct Moments {
   Operand sum, squares;
   double count;
@@ -101,15 +110,10 @@ Moments sumMoments(KernelBuilder &kb, const NormSpace &ns, Operand input,
   SmallVector<Operand> zeroed = {moments.sum, moments.squares};
   llvm::append_range(zeroed, alsoZero);
   zeroPerStatistic(kb, ns, zeroed);
-  auto widened = [sumType](OpBuilder &b, Location loc, Value x) {
-    return x.getType() == sumType
-               ? x
-               : Value(arith::ExtFOp::create(b, loc, sumType, x));
-  };
   sumPerStatistic(
       kb, ns, input, moments.sum,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        return {widened(b, loc, x[0])};
+        return {widen(b, loc, x[0], sumType)};
       },
       /*zeroed=*/true);
   sumPerStatistic(
@@ -118,7 +122,7 @@ Moments sumMoments(KernelBuilder &kb, const NormSpace &ns, Operand input,
         Value mean = arith::DivFOp::create(
             b, loc, x[1], constant(b, loc, sumType, moments.count));
         Value centered =
-            arith::SubFOp::create(b, loc, widened(b, loc, x[0]), mean);
+            arith::SubFOp::create(b, loc, widen(b, loc, x[0], sumType), mean);
         return {arith::MulFOp::create(b, loc, centered, centered)};
       },
       /*zeroed=*/true);
@@ -130,16 +134,7 @@ Value meanOf(OpBuilder &b, Location loc, Value sum, double count,
              Type element) {
   Value mean = arith::DivFOp::create(b, loc, sum,
                                      constant(b, loc, sum.getType(), count));
-  return mean.getType() == element
-             ? mean
-             : Value(arith::TruncFOp::create(b, loc, element, mean));
-}
-
-/// The sum of squared deviations, rounded to `element`.
-Value squaresOf(OpBuilder &b, Location loc, Value squares, Type element) {
-  return squares.getType() == element
-             ? squares
-             : Value(arith::TruncFOp::create(b, loc, element, squares));
+  return roundTo(b, loc, mean, element);
 }
 
 /// squares / count: the biased variance.
@@ -166,7 +161,7 @@ void norm::statisticsOf(KernelBuilder &kb, const NormSpace &ns, Value sum,
   perStatistic(
       kb, ns, {sum, squares}, {mean, inverseStd},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        Value squared = squaresOf(b, loc, x[1], element);
+        Value squared = roundTo(b, loc, x[1], element);
         return {
             meanOf(b, loc, x[0], count, element),
             inverseStdOf(b, loc, varianceOf(b, loc, squared, count), epsilon)};
@@ -187,7 +182,7 @@ void norm::trainingStatistics(KernelBuilder &kb, const NormSpace &bn,
               arith::MulFOp::create(b, loc, c(1.0 - momentum), batch));
         };
         Value batchMean = meanOf(b, loc, x[0], count, element);
-        Value squares = squaresOf(b, loc, x[1], element);
+        Value squares = roundTo(b, loc, x[1], element);
         Value inverseStd =
             inverseStdOf(b, loc, varianceOf(b, loc, squares, count), epsilon);
         Value unbiased = arith::DivFOp::create(b, loc, squares, c(count - 1.0));
@@ -488,19 +483,21 @@ LogicalResult buildBatchNormTrainingBackward(KernelBuilder &kb) {
   Operand dx{kb.output(0, tensor), bn->tensorId};
   Operand dscale{kb.output(1, channels), channel};
   Operand dbias{kb.output(2, channels), channel};
+  Type f64 = kb.builder.getF64Type();
+  Operand sumDy{kb.scratch(channels, f64), channel};
+  Operand sumDyNormalized{kb.scratch(channels, f64), channel};
   // The forward pass's statistics (f64 sums, see sumMoments); the nest
-  // that zeroes their sums zeroes dbias and dscale too.
-  auto [mean, inverseStd] = meanAndInverseStd(
-      kb, *bn, input, epsilon, /*wide=*/true, /*alsoZero=*/{dbias, dscale});
+  // that zeroes their sums zeroes the gradient's too.
+  auto [mean, inverseStd] =
+      meanAndInverseStd(kb, *bn, input, epsilon, /*wide=*/true,
+                        /*alsoZero=*/{sumDy, sumDyNormalized});
   double count = double(bn->count);
 
-  sumPerStatistic(
-      kb, *bn, {dy, input, mean, inverseStd}, {dbias, dscale},
-      [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        Value n = normalize(b, loc, x[1], x[2], x[3]);
-        return {x[0], arith::MulFOp::create(b, loc, x[0], n)};
-      },
-      /*zeroed=*/true);
+  sumPerStatistic(kb, *bn, {dy, input, mean, inverseStd},
+                  {sumDy, sumDyNormalized}, batchNormGradientTerms,
+                  /*zeroed=*/true);
+  storeBatchNormGradientSums(kb, *bn, {sumDy.buffer, sumDyNormalized.buffer},
+                             dbias.buffer, dscale.buffer);
   kb.nest(
       bn->space, {dy, input, scale, mean, inverseStd, dbias, dscale}, dx,
       bn->noReduction,
@@ -511,6 +508,25 @@ LogicalResult buildBatchNormTrainingBackward(KernelBuilder &kb) {
             normalizationGradient(b, loc, x[0], n, x[5], x[6], x[4], count))};
       });
   return success();
+}
+
+SmallVector<Value> norm::batchNormGradientTerms(OpBuilder &b, Location loc,
+                                                ValueRange x) {
+  Type f64 = b.getF64Type();
+  Value dy = widen(b, loc, x[0], f64);
+  Value n = widen(b, loc, normalize(b, loc, x[1], x[2], x[3]), f64);
+  return {dy, arith::MulFOp::create(b, loc, dy, n)};
+}
+
+void norm::storeBatchNormGradientSums(KernelBuilder &kb, const NormSpace &bn,
+                                      ArrayRef<Value> sums, Value dbias,
+                                      Value dscale) {
+  Type element = cast<MemRefType>(dbias.getType()).getElementType();
+  perStatistic(
+      kb, bn, sums, {dbias, dscale},
+      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
+        return {roundTo(b, loc, x[0], element), roundTo(b, loc, x[1], element)};
+      });
 }
 
 } // namespace trainc::conversion

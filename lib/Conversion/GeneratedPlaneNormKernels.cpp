@@ -132,15 +132,11 @@ SmallVector<Value> expandToPositions(KernelBuilder &kb, const PlaneSpace &ps,
 std::pair<Value, Value> planeMoments(KernelBuilder &kb, const PlaneSpace &ps,
                                      Operand input, double count) {
   Type f64 = kb.builder.getF64Type();
-  auto widened = [f64](OpBuilder &b, Location loc, Value x) {
-    return x.getType() == f64 ? x
-                              : Value(arith::ExtFOp::create(b, loc, f64, x));
-  };
   Value sum = kb.scratch({ps.c}, f64), squares = kb.scratch({ps.c}, f64);
   sumOverPlanes(
       kb, ps, input, sum,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        return {widened(b, loc, x[0])};
+        return {widen(b, loc, x[0], f64)};
       });
   Value mean = expandToPositions(
       kb, ps, sum, f64,
@@ -152,7 +148,7 @@ std::pair<Value, Value> planeMoments(KernelBuilder &kb, const PlaneSpace &ps,
       kb, ps, {input, {mean, ps.position}}, squares,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
         Value centered =
-            arith::SubFOp::create(b, loc, widened(b, loc, x[0]), x[1]);
+            arith::SubFOp::create(b, loc, widen(b, loc, x[0], f64), x[1]);
         return {arith::MulFOp::create(b, loc, centered, centered)};
       });
   return {sum, squares};
@@ -210,12 +206,12 @@ void backwardOverPlanes(KernelBuilder &kb, const NormSpace &bn,
   SmallVector<Value> statistics = expandToPositions(kb, ps, {mean, inverseStd});
   Operand meanAt{statistics[0], ps.position};
   Operand inverseStdAt{statistics[1], ps.position};
-  sumOverPlanes(
-      kb, ps, {dy, input, meanAt, inverseStdAt}, {dbias, dscale},
-      [](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        Value n = normalize(b, loc, x[1], x[2], x[3]);
-        return {x[0], arith::MulFOp::create(b, loc, x[0], n)};
-      });
+  Type f64 = kb.builder.getF64Type();
+  SmallVector<Value> gradientSums = {kb.scratch(channels, f64),
+                                     kb.scratch(channels, f64)};
+  sumOverPlanes(kb, ps, {dy, input, meanAt, inverseStdAt}, gradientSums,
+                batchNormGradientTerms);
+  storeBatchNormGradientSums(kb, bn, gradientSums, dbias, dscale);
   SmallVector<Value> sums = expandToPositions(kb, ps, {scale, dbias, dscale});
   loop::NestOp pass = kb.nest(
       ps.rows,

@@ -51,6 +51,17 @@ struct NormSpace {
 /// The element type of `operand`'s buffer.
 Type elementOf(Operand operand);
 
+/// `x` extended to `type` (an f32 term of an f64 sum), or `x` if it has it.
+Value widen(OpBuilder &b, Location loc, Value x, Type type);
+
+/// `x` rounded to `type` (an f64 sum stored as f32), or `x` if it has it.
+Value roundTo(OpBuilder &b, Location loc, Value x, Type type);
+
+/// A nest over the statistics' own shape; every buffer is indexed like a
+/// statistic.
+void perStatistic(KernelBuilder &kb, const NormSpace &ns,
+                  ArrayRef<Value> inputs, ArrayRef<Value> outputs, Body body);
+
 /// Zeroes `sums` (unless `zeroed`: an earlier nest did), then adds
 /// term(elements of `inputs`) (one value per sum) into them over the
 /// `reduction` dims of `space`; returns the summing nest.
@@ -86,6 +97,20 @@ Value normalize(OpBuilder &b, Location loc, Value x, Value mean,
 Value normalizationGradient(OpBuilder &b, Location loc, Value g,
                             Value normalized, Value sumG, Value sumGNormalized,
                             Value inverseStd, double count);
+
+/// The terms of batch norm's gradient sums, sum(dy) and sum(dy *
+/// normalized), from the elements of dy, x, mean and inverseStd, in f64:
+/// a channel's sums run over N*H*W products, and PyTorch's CPU kernel sums
+/// them in double across the batch (each plane in f32 vectors); f32 sums of
+/// that many terms carry several times their rounding noise.
+SmallVector<Value> batchNormGradientTerms(OpBuilder &b, Location loc,
+                                          ValueRange x);
+
+/// The f64 `sums` (from batchNormGradientTerms) rounded into the outputs
+/// dbias and dscale, per channel.
+void storeBatchNormGradientSums(KernelBuilder &kb, const NormSpace &bn,
+                                ArrayRef<Value> sums, Value dbias,
+                                Value dscale);
 
 // GeneratedPlaneNormKernels.cpp: a batch norm over planes of more than one
 // element and fewer than a vector, built over [N, C * P]; false (nothing

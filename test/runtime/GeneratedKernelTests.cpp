@@ -273,7 +273,8 @@ TEST_CASE("generated batch norm and its gradient match the interpreter",
 // exact value is 0 came out at 5x PyTorch fp32's). The generated kernel
 // accumulates in f64: on batches whose channels sum to exactly 0 (every
 // sample followed by its negation) the running mean stays exactly 0, on
-// each backend, where an f32 sum in any order leaves rounding noise.
+// each backend, where an f32 sum in any order leaves rounding noise. So
+// does the gradient's sum(dy).
 TEST_CASE("batch norm statistics of an exactly zero-mean batch are exact",
           "[generated][norm]") {
   for (const Shape &shape : {Shape{8, 3, 17, 17}, Shape{32, 64, 16, 16},
@@ -304,6 +305,21 @@ TEST_CASE("batch norm statistics of an exactly zero-mean batch are exact",
     REQUIRE(reference.ok);
     for (double mean : reference.outputs[1].data)
       CHECK(mean == 0.0);
+
+    // The gradient's sum(dy) likewise (PyTorch sums it in double across
+    // the batch): with that batch as dy, the bias gradient is exactly 0.
+    OpCase backward{"graph.batch_norm_training_backward",
+                    {x, randomTensor(DType::F32, shape),
+                     randomTensor(DType::F32, {c}, 0.5, 1.5)},
+                    {tensorResult, channelResult, channelResult},
+                    {real("epsilon", 1e-5)}};
+    GeneratedRun generatedBackward = runGenerated(backward);
+    for (double gradBias : generatedBackward.outputs[2].data)
+      CHECK(gradBias == 0.0);
+    RuntimeRun referenceBackward = runKernel(backward, "reference");
+    REQUIRE(referenceBackward.ok);
+    for (double gradBias : referenceBackward.outputs[2].data)
+      CHECK(gradBias == 0.0);
   }
 }
 

@@ -499,8 +499,13 @@ func.func @window_copy(%w: memref<8x4x3x3xf32>, %g: memref<8x4x2x2xf32>, %lr: me
 // CHECK: loop.nest ins(%{{.*}}, %{{.*}} : memref<32x1024xf32>, memref<1024xf64>) outs(%{{.*}} : memref<1024xf64>) domain = [32, 1024]
 // CHECK: outs(%{{.*}}, %{{.*}}, %{{.*}} : memref<256x4xf32>, memref<256x4xf32>, memref<256x4xf32>) domain = [256, 4]
 // CHECK: loop.nest ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<32x1024xf32>, memref<1024xf32>, memref<1024xf32>, memref<1024xf32>) outs(%{{.*}} : memref<32x1024xf32>) domain = [32, 1024] schedule = <parallel = -1
+// The gradient's sums, sum(dy) and sum(dy * normalized), in f64 as its
+// statistics (PyTorch sums them in double across the batch), rounded to
+// f32 per channel before the pass that computes dx.
 // CHECK-LABEL: func.func private @generated_batch_norm_training_backward(
-// CHECK: loop.nest ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<32x1024xf32>, memref<32x1024xf32>, memref<1024xf32>, memref<1024xf32>) outs(%{{.*}}, %{{.*}} : memref<1024xf32>, memref<1024xf32>) domain = [32, 1024]
+// CHECK: loop.nest ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<32x1024xf32>, memref<32x1024xf32>, memref<1024xf32>, memref<1024xf32>) outs(%{{.*}}, %{{.*}} : memref<1024xf64>, memref<1024xf64>) domain = [32, 1024]
+// CHECK: loop.nest ins(%{{.*}}, %{{.*}} : memref<256x4xf64>, memref<256x4xf64>) outs(%{{.*}}, %{{.*}} : memref<256xf64>, memref<256xf64>) domain = [256, 4]
+// CHECK: loop.nest ins(%{{.*}}, %{{.*}} : memref<256xf64>, memref<256xf64>) outs(%{{.*}}, %{{.*}} : memref<256xf32>, memref<256xf32>) domain = [256]
 // CHECK: loop.nest ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<32x1024xf32>, {{.*}}) outs(%{{.*}} : memref<32x1024xf32>) domain = [32, 1024]
 // The same over 128x256x2x2 (2^17 elements): on both threads.
 // CHECK-LABEL: func.func private @generated_batch_norm_training_0(
