@@ -277,6 +277,17 @@ TEST_CASE("generated batch norm and its gradient match the interpreter",
 // does the gradient's sum(dy).
 TEST_CASE("batch norm statistics of an exactly zero-mean batch are exact",
           "[generated][norm]") {
+  // Output `output` of `op` is exactly 0 everywhere, generated and
+  // reference.
+  auto zeroOnBothBackends = [](const OpCase &op, size_t output) {
+    GeneratedRun generated = runGenerated(op);
+    for (double value : generated.outputs[output].data)
+      CHECK(value == 0.0);
+    RuntimeRun reference = runKernel(op, "reference");
+    REQUIRE(reference.ok);
+    for (double value : reference.outputs[output].data)
+      CHECK(value == 0.0);
+  };
   for (const Shape &shape : {Shape{8, 3, 17, 17}, Shape{32, 64, 16, 16},
                              Shape{64, 5}, Shape{32, 64, 2, 2}}) {
     // Magnitudes in [1, 3): full 24-bit mantissas, whose sums an f32
@@ -298,13 +309,7 @@ TEST_CASE("batch norm statistics of an exactly zero-mean batch are exact",
               {tensorResult, channelResult, channelResult},
               {real("epsilon", 1e-5), real("momentum", 0.9)}};
     INFO(x.numElements() / c << " values per channel");
-    GeneratedRun generated = runGenerated(op);
-    for (double mean : generated.outputs[1].data)
-      CHECK(mean == 0.0);
-    RuntimeRun reference = runKernel(op, "reference");
-    REQUIRE(reference.ok);
-    for (double mean : reference.outputs[1].data)
-      CHECK(mean == 0.0);
+    zeroOnBothBackends(op, 1); // the batch mean
 
     // The gradient's sum(dy) likewise (PyTorch sums it in double across
     // the batch): with that batch as dy, the bias gradient is exactly 0.
@@ -313,13 +318,7 @@ TEST_CASE("batch norm statistics of an exactly zero-mean batch are exact",
                      randomTensor(DType::F32, {c}, 0.5, 1.5)},
                     {tensorResult, channelResult, channelResult},
                     {real("epsilon", 1e-5)}};
-    GeneratedRun generatedBackward = runGenerated(backward);
-    for (double gradBias : generatedBackward.outputs[2].data)
-      CHECK(gradBias == 0.0);
-    RuntimeRun referenceBackward = runKernel(backward, "reference");
-    REQUIRE(referenceBackward.ok);
-    for (double gradBias : referenceBackward.outputs[2].data)
-      CHECK(gradBias == 0.0);
+    zeroOnBothBackends(backward, 2); // the bias gradient
   }
 }
 
