@@ -72,10 +72,21 @@ struct CodegenOptions {
   mlir::TimingScope *timing = nullptr;
 };
 
+/// `--timing`: LLVM's seconds on one generated kernel function.
+struct KernelCompileTime {
+  std::string kernel;    ///< the function's name
+  std::string signature; ///< its arguments' types
+  double optimize = 0;   ///< the O3 pipeline's function passes on it
+  double codegen = 0;    ///< instruction selection to object code
+};
+
 /// What was produced.
 struct ModelLibrary {
   std::string manifestJson;
   std::string header;
+  /// With `CodegenOptions::timing`: every generated kernel's times
+  /// (module-level passes, which no one function owns, are not in them).
+  std::vector<KernelCompileTime> kernelTimes;
 };
 
 /// Emits `soPath` (and returns the manifest and header text, which the

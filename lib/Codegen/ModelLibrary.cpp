@@ -19,7 +19,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/PassInstrumentation.h"
+#include "llvm/Pass.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -35,9 +38,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <ctime>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -147,39 +152,134 @@ llvm::Expected<bool> targetConvertsBf16(const std::string &cpu) {
 
 namespace {
 
-/// Generates `module`'s object code for `machine` into `stream`.
+/// --timing: seconds LLVM spent on each function, by name.
+using FunctionSeconds = llvm::StringMap<double>;
+using Clock = std::chrono::steady_clock;
+
+double secondsBetween(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+/// Appended to the code generation pipeline, which (after one module
+/// pass, pre-ISel intrinsic lowering) runs all its passes on a function
+/// before it starts the next: the time from one function's stamp to the
+/// next is the next one's, instruction selection to object code.
+class StampFunctions : public llvm::FunctionPass {
+public:
+  static char ID;
+  explicit StampFunctions(FunctionSeconds &seconds)
+      : llvm::FunctionPass(ID), seconds(seconds) {}
+  llvm::StringRef getPassName() const override {
+    return "trainc: code generation time per function";
+  }
+  void getAnalysisUsage(llvm::AnalysisUsage &usage) const override {
+    usage.setPreservesAll();
+  }
+  bool doInitialization(llvm::Module &) override {
+    last = Clock::now();
+    return false;
+  }
+  bool runOnFunction(llvm::Function &function) override {
+    Clock::time_point now = Clock::now();
+    seconds[function.getName()] += secondsBetween(last, now);
+    last = now;
+    return false;
+  }
+
+private:
+  FunctionSeconds &seconds;
+  Clock::time_point last;
+};
+char StampFunctions::ID = 0;
+
+/// Adds the time of the O3 pipeline's outermost passes on a function (its
+/// function pass managers, with the loop passes inside them) to that
+/// function's entry. Module and call-graph passes are no one function's.
+class FunctionPassTimer {
+public:
+  FunctionPassTimer(llvm::PassInstrumentationCallbacks &callbacks,
+                    FunctionSeconds &seconds)
+      : seconds(seconds) {
+    // Every pass, of any IR unit, is bracketed by a before and exactly one
+    // of the two afters.
+    callbacks.registerBeforeNonSkippedPassCallback(
+        [this](llvm::StringRef, llvm::Any ir) {
+          const auto *function = llvm::any_cast<const llvm::Function *>(&ir);
+          running.push_back(function != nullptr);
+          if (function && functionPasses++ == 0) {
+            current = (*function)->getName().str();
+            start = Clock::now();
+          }
+        });
+    callbacks.registerAfterPassCallback(
+        [this](llvm::StringRef, llvm::Any, const llvm::PreservedAnalyses &) {
+          finish();
+        });
+    callbacks.registerAfterPassInvalidatedCallback(
+        [this](llvm::StringRef, const llvm::PreservedAnalyses &) {
+          finish();
+        });
+  }
+
+private:
+  void finish() {
+    bool function = running.pop_back_val();
+    if (function && --functionPasses == 0)
+      this->seconds[current] += secondsBetween(start, Clock::now());
+  }
+
+  FunctionSeconds &seconds;
+  llvm::SmallVector<bool> running;
+  unsigned functionPasses = 0;
+  std::string current;
+  Clock::time_point start;
+};
+
+/// Generates `module`'s object code for `machine` into `stream` (with
+/// `seconds`, the time of each function's).
 llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
-                       llvm::raw_pwrite_stream &stream) {
+                       llvm::raw_pwrite_stream &stream,
+                       FunctionSeconds *seconds = nullptr) {
   module.setDataLayout(machine.createDataLayout());
   module.setTargetTriple(machine.getTargetTriple());
   llvm::legacy::PassManager passes;
   if (machine.addPassesToEmitFile(passes, stream, nullptr,
                                   llvm::CodeGenFileType::ObjectFile))
     return llvm::createStringError("the target cannot emit object files");
+  if (seconds)
+    passes.add(new StampFunctions(*seconds));
   passes.run(module);
   return llvm::Error::success();
 }
 
 llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
-                       const std::string &path) {
+                       const std::string &path,
+                       FunctionSeconds *seconds = nullptr) {
   std::error_code code;
   llvm::raw_fd_ostream stream(path, code, llvm::sys::fs::OF_None);
   if (code)
     return llvm::createStringError("cannot write '" + path +
                                    "': " + code.message());
-  if (auto error = emitObject(module, machine, stream))
+  if (auto error = emitObject(module, machine, stream, seconds))
     return error;
   stream.flush();
   return llvm::Error::success();
 }
 
-/// LLVM's O3 pipeline for the target (vectorizer cost models included).
-void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+/// LLVM's O3 pipeline for the target (vectorizer cost models included;
+/// with `seconds`, the time of each function's passes).
+void optimize(llvm::Module &module, llvm::TargetMachine &machine,
+              FunctionSeconds *seconds = nullptr) {
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager cgscc;
   llvm::ModuleAnalysisManager modules;
-  llvm::PassBuilder builder(&machine);
+  llvm::PassInstrumentationCallbacks callbacks;
+  std::optional<FunctionPassTimer> timer;
+  if (seconds)
+    timer.emplace(callbacks, *seconds);
+  llvm::PassBuilder builder(&machine, llvm::PipelineTuningOptions(),
+                            std::nullopt, seconds ? &callbacks : nullptr);
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(cgscc);
   builder.registerFunctionAnalyses(functions);
@@ -187,6 +287,20 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   builder.crossRegisterProxies(loops, functions, cgscc, modules);
   builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
       .run(module, modules);
+}
+
+/// `seconds` by kernel: a kernel's nests are functions of their own
+/// (loop::nestFunctionName: KERNEL_nestN).
+FunctionSeconds byKernel(const FunctionSeconds &seconds) {
+  FunctionSeconds kernels;
+  for (const auto &entry : seconds) {
+    llvm::StringRef name = entry.getKey();
+    auto [kernel, index] = name.rsplit("_nest");
+    bool nest = !index.empty() && index != name &&
+                llvm::all_of(index, llvm::isDigit);
+    kernels[nest ? kernel : name] += entry.getValue();
+  }
+  return kernels;
 }
 
 /// How many parts compileKernelParts cuts the kernels into: `threads`, or
@@ -204,7 +318,8 @@ unsigned kernelParts(unsigned threads, size_t kernels) {
 /// lowered through the loop pipeline (distinct modules of one MLIR context),
 /// translated into an LLVM context of its own, optimized and compiled by a
 /// TargetMachine of its own. Returns the objects' paths, written even
-/// when a part failed (for the caller to remove).
+/// when a part failed (for the caller to remove). When `timing` is on,
+/// `times` gets LLVM's seconds on each kernel.
 ///
 /// The kernels' functions are never inlined into the step functions (they
 /// are in other objects): a step calls hundreds to thousands of them once
@@ -217,7 +332,8 @@ llvm::Error compileKernelParts(mlir::ModuleOp lowered, const std::string &cpu,
                                const std::string &objectPrefix,
                                std::vector<std::string> &objects,
                                mlir::TimingScope &timing,
-                               const std::function<void()> &whileCompiling) {
+                               const std::function<void()> &whileCompiling,
+                               std::vector<KernelCompileTime> &times) {
   std::vector<mlir::func::FuncOp> kernels;
   for (auto function : lowered.getOps<mlir::func::FuncOp>())
     if (function->hasAttr(loop::kKernelAttrName))
@@ -257,6 +373,8 @@ llvm::Error compileKernelParts(mlir::ModuleOp lowered, const std::string &cpu,
     return diagnostics;
   };
   std::vector<std::string> failures(parts);
+  bool timed = static_cast<bool>(timing);
+  std::vector<FunctionSeconds> optimizeSeconds(parts), codegenSeconds(parts);
   auto compilePart = [&](unsigned part) {
     mlir::TimingScope scope =
         timing.nest("kernels, part " + std::to_string(part + 1) + " of " +
@@ -273,11 +391,12 @@ llvm::Error compileKernelParts(mlir::ModuleOp lowered, const std::string &cpu,
     (*module)->setTargetTriple(machine.getTargetTriple());
     {
       mlir::TimingScope phase = scope.nest("LLVM optimization (O3)");
-      optimize(**module, machine);
+      optimize(**module, machine, timed ? &optimizeSeconds[part] : nullptr);
     }
     mlir::TimingScope phase = scope.nest("LLVM code generation");
     if (llvm::Error error =
-            emitObject(**module, machine, objects[firstObject + part]))
+            emitObject(**module, machine, objects[firstObject + part],
+                       timed ? &codegenSeconds[part] : nullptr))
       failures[part] = llvm::toString(std::move(error));
   };
   std::vector<std::thread> workers;
@@ -289,6 +408,32 @@ llvm::Error compileKernelParts(mlir::ModuleOp lowered, const std::string &cpu,
   for (const std::string &failure : failures)
     if (!failure.empty())
       return llvm::createStringError(failure);
+  FunctionSeconds optimizeByKernel, codegenByKernel;
+  for (unsigned part = 0; timed && part < parts; ++part)
+    for (auto [from, to] : {std::make_pair(&optimizeSeconds, &optimizeByKernel),
+                            std::make_pair(&codegenSeconds, &codegenByKernel)})
+      for (const auto &entry : byKernel((*from)[part]))
+        (*to)[entry.getKey()] += entry.getValue();
+  if (timed)
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      KernelCompileTime time;
+      time.kernel = kernels[i].getSymName().str();
+      llvm::raw_string_ostream signature(time.signature);
+      llvm::interleaveComma(kernels[i].getArgumentTypes(), signature,
+                            [&](mlir::Type type) {
+                              auto memref = llvm::dyn_cast<mlir::MemRefType>(type);
+                              if (!memref) {
+                                signature << type;
+                                return;
+                              }
+                              for (int64_t extent : memref.getShape())
+                                signature << extent << "x";
+                              signature << memref.getElementType();
+                            });
+      time.optimize = optimizeByKernel.lookup(time.kernel);
+      time.codegen = codegenByKernel.lookup(time.kernel);
+      times.push_back(std::move(time));
+    }
   return llvm::Error::success();
 }
 
@@ -511,7 +656,8 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
     mlir::TimingScope phase = timing.nest("generated kernels");
     kernelError =
         compileKernelParts(lowered, options.cpu, options.compileThreads,
-                           prefix + ".kernels.", objects, phase, compileSteps);
+                           prefix + ".kernels.", objects, phase, compileSteps,
+                           library.kernelTimes);
   }
   if (stepError || kernelError) {
     cleanup();

@@ -26,6 +26,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include <fstream>
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -97,6 +98,36 @@ static std::string trainingJson(mlir::ModuleOp module, const std::string &amp) {
     for (auto entry : config.getValue())
       json[entry.getName().str()] = value(entry.getValue());
   return json.dump();
+}
+
+/// --timing: the generated kernels LLVM spent longest on, on stderr (the
+/// timing tree has each part's total; this says which kernels fill it).
+static void printKernelTimes(std::vector<KernelCompileTime> times) {
+  if (times.empty())
+    return;
+  auto total = [](const KernelCompileTime &time) {
+    return time.optimize + time.codegen;
+  };
+  double optimize = 0, codegen = 0;
+  for (const KernelCompileTime &time : times) {
+    optimize += time.optimize;
+    codegen += time.codegen;
+  }
+  std::stable_sort(times.begin(), times.end(),
+                   [&](const KernelCompileTime &a, const KernelCompileTime &b) {
+                     return total(a) > total(b);
+                   });
+  constexpr size_t kShown = 15;
+  llvm::errs() << llvm::formatv(
+      "LLVM's seconds on the generated kernels ({0} kernels: O3's function "
+      "passes {1:F2} s, code generation {2:F2} s, CPU time over all compile "
+      "threads); the {3} longest:\n",
+      times.size(), optimize, codegen, std::min(kShown, times.size()));
+  llvm::errs() << "      O3  codegen  kernel (arguments)\n";
+  for (size_t i = 0; i < std::min(kShown, times.size()); ++i)
+    llvm::errs() << llvm::formatv("  {0,6:F3}   {1,6:F3}  {2} ({3})\n",
+                                  times[i].optimize, times[i].codegen,
+                                  times[i].kernel, times[i].signature);
 }
 
 int runCompileCommand(const CompileCommandOptions &options) {
@@ -481,6 +512,7 @@ int runCompileCommand(const CompileCommandOptions &options) {
     return 1;
   }
   codegenTiming.stop();
+  printKernelTimes(std::move(library->kernelTimes));
   // What compiles killed before their rename left beside the library.
   rt::removeStaleTemporaries(output);
   llvm::SmallString<256> directory(llvm::sys::path::parent_path(output));
