@@ -22,9 +22,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/PassInstrumentation.h"
-#include "llvm/Pass.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Pass.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -216,9 +216,7 @@ public:
           finish();
         });
     callbacks.registerAfterPassInvalidatedCallback(
-        [this](llvm::StringRef, const llvm::PreservedAnalyses &) {
-          finish();
-        });
+        [this](llvm::StringRef, const llvm::PreservedAnalyses &) { finish(); });
   }
 
 private:
@@ -296,8 +294,8 @@ FunctionSeconds byKernel(const FunctionSeconds &seconds) {
   for (const auto &entry : seconds) {
     llvm::StringRef name = entry.getKey();
     auto [kernel, index] = name.rsplit("_nest");
-    bool nest = !index.empty() && index != name &&
-                llvm::all_of(index, llvm::isDigit);
+    bool nest =
+        !index.empty() && index != name && llvm::all_of(index, llvm::isDigit);
     kernels[nest ? kernel : name] += entry.getValue();
   }
   return kernels;
@@ -419,17 +417,17 @@ llvm::Error compileKernelParts(mlir::ModuleOp lowered, const std::string &cpu,
       KernelCompileTime time;
       time.kernel = kernels[i].getSymName().str();
       llvm::raw_string_ostream signature(time.signature);
-      llvm::interleaveComma(kernels[i].getArgumentTypes(), signature,
-                            [&](mlir::Type type) {
-                              auto memref = llvm::dyn_cast<mlir::MemRefType>(type);
-                              if (!memref) {
-                                signature << type;
-                                return;
-                              }
-                              for (int64_t extent : memref.getShape())
-                                signature << extent << "x";
-                              signature << memref.getElementType();
-                            });
+      llvm::interleaveComma(
+          kernels[i].getArgumentTypes(), signature, [&](mlir::Type type) {
+            auto memref = llvm::dyn_cast<mlir::MemRefType>(type);
+            if (!memref) {
+              signature << type;
+              return;
+            }
+            for (int64_t extent : memref.getShape())
+              signature << extent << "x";
+            signature << memref.getElementType();
+          });
       time.optimize = optimizeByKernel.lookup(time.kernel);
       time.codegen = codegenByKernel.lookup(time.kernel);
       times.push_back(std::move(time));
@@ -654,10 +652,9 @@ llvm::Expected<ModelLibrary> emitModelLibrary(mlir::ModuleOp lowered,
     compileSteps();
   } else {
     mlir::TimingScope phase = timing.nest("generated kernels");
-    kernelError =
-        compileKernelParts(lowered, options.cpu, options.compileThreads,
-                           prefix + ".kernels.", objects, phase, compileSteps,
-                           library.kernelTimes);
+    kernelError = compileKernelParts(
+        lowered, options.cpu, options.compileThreads, prefix + ".kernels.",
+        objects, phase, compileSteps, library.kernelTimes);
   }
   if (stepError || kernelError) {
     cleanup();

@@ -25,8 +25,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
-#include <fstream>
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
