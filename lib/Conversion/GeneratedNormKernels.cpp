@@ -1,11 +1,13 @@
 //===- GeneratedNormKernels.cpp - layer norm, batch norm, their gradients -===//
 //
-// Statistics (mean, sum of squared deviations) go to scratch buffers indexed
-// like the statistic: a layer norm's rows, a batch norm's channels. The
-// passes over the data read them. Accumulation is in the schedule's order,
-// in f32 for layer norm, in f64 for batch norm's statistics and its
-// gradient's sums (as PyTorch's CPU kernels, which sum them in double
-// across the batch, and the reference kernels, which accumulate in double).
+// Statistics (the sums of the elements and of their squares) go to scratch
+// buffers indexed like the statistic: a layer norm's rows, a batch norm's
+// channels. The passes over the data read them. Accumulation is in the
+// schedule's order, in f32 for layer norm (squared deviations from the
+// mean, a second pass), in f64 for batch norm's statistics (raw squares,
+// in the same pass as the sum) and its gradient's sums (as PyTorch's CPU
+// kernels, which sum them in double across the batch, and the reference
+// kernels, which accumulate in double).
 //
 //===----------------------------------------------------------------------===//
 #include "lib/Conversion/NormNests.h"
@@ -88,17 +90,20 @@ void zeroPerStatistic(KernelBuilder &kb, const NormSpace &ns,
       });
 }
 
-/// The raw moments of `input` per statistic: the sum of its elements and
-/// the sum of squared deviations from their mean (two passes, as the
-/// reference: no cancellation), in two new scratch buffers of the input's
-/// compute type, or of f64 with `wide` (as PyTorch's CPU batch norm: a
-/// channel's statistic sums N*H*W values, and f32 sums of that many carry
-/// several times its rounding noise). One nest zeroes both sums and
-/// `alsoZero` (sums the caller accumulates later); the callers turn the
-/// moments into statistics in a nest of their own (meanOf, roundTo).
+/// The moments of `input` per statistic, the sum of its elements and a
+/// sum of squares, in two new scratch buffers: of the input's compute type
+/// and the squares centered (a second pass, around the mean of the
+/// first: no cancellation in f32), or with `wide` f64 sums (as PyTorch's
+/// CPU batch norm: a channel's statistic sums N*H*W values, and f32 sums
+/// of that many carry several times its rounding noise) of the elements
+/// and their raw squares in one pass (Squares::Raw). One nest zeroes both
+/// sums and `alsoZero` (sums the caller accumulates later); the callers
+/// turn the moments into statistics in a nest of their own (meanOf,
+/// roundTo).
 struct Moments {
   Operand sum, squares;
   double count;
+  Squares kind;
 };
 Moments sumMoments(KernelBuilder &kb, const NormSpace &ns, Operand input,
                    bool wide, ArrayRef<Operand> alsoZero = {}) {
@@ -106,10 +111,16 @@ Moments sumMoments(KernelBuilder &kb, const NormSpace &ns, Operand input,
   Type sumType = wide ? kb.builder.getF64Type() : element;
   Moments moments{{kb.scratch(ns.statisticShape(), sumType), ns.statisticId},
                   {kb.scratch(ns.statisticShape(), sumType), ns.statisticId},
-                  double(ns.count)};
+                  double(ns.count),
+                  wide ? Squares::Raw : Squares::Centered};
   SmallVector<Operand> zeroed = {moments.sum, moments.squares};
   llvm::append_range(zeroed, alsoZero);
   zeroPerStatistic(kb, ns, zeroed);
+  if (wide) {
+    sumPerStatistic(kb, ns, input, {moments.sum, moments.squares},
+                    rawMomentTerms, /*zeroed=*/true);
+    return moments;
+  }
   sumPerStatistic(
       kb, ns, input, moments.sum,
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
@@ -154,14 +165,34 @@ Value inverseStdOf(OpBuilder &b, Location loc, Value variance, double epsilon) {
 
 } // namespace
 
+SmallVector<Value> norm::rawMomentTerms(OpBuilder &b, Location loc,
+                                        ValueRange x) {
+  Value wide = widen(b, loc, x[0], b.getF64Type());
+  return {wide, arith::MulFOp::create(b, loc, wide, wide)};
+}
+
+Value norm::squaredDeviations(OpBuilder &b, Location loc, Value sum,
+                              Value squares, double count) {
+  Type type = sum.getType();
+  Value meanSquare =
+      arith::DivFOp::create(b, loc, arith::MulFOp::create(b, loc, sum, sum),
+                            constant(b, loc, type, count));
+  return arith::MaximumFOp::create(
+      b, loc, arith::SubFOp::create(b, loc, squares, meanSquare),
+      constant(b, loc, type, 0.0));
+}
+
 void norm::statisticsOf(KernelBuilder &kb, const NormSpace &ns, Value sum,
-                        Value squares, double count, double epsilon, Value mean,
-                        Value inverseStd) {
+                        Value squares, Squares kind, double count,
+                        double epsilon, Value mean, Value inverseStd) {
   Type element = cast<MemRefType>(mean.getType()).getElementType();
   perStatistic(
       kb, ns, {sum, squares}, {mean, inverseStd},
       [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        Value squared = roundTo(b, loc, x[1], element);
+        Value deviations = kind == Squares::Raw
+                               ? squaredDeviations(b, loc, x[0], x[1], count)
+                               : x[1];
+        Value squared = roundTo(b, loc, deviations, element);
         return {
             meanOf(b, loc, x[0], count, element),
             inverseStdOf(b, loc, varianceOf(b, loc, squared, count), epsilon)};
@@ -182,7 +213,8 @@ void norm::trainingStatistics(KernelBuilder &kb, const NormSpace &bn,
               arith::MulFOp::create(b, loc, c(1.0 - momentum), batch));
         };
         Value batchMean = meanOf(b, loc, x[0], count, element);
-        Value squares = roundTo(b, loc, x[1], element);
+        Value squares = roundTo(
+            b, loc, squaredDeviations(b, loc, x[0], x[1], count), element);
         Value inverseStd =
             inverseStdOf(b, loc, varianceOf(b, loc, squares, count), epsilon);
         Value unbiased = arith::DivFOp::create(b, loc, squares, c(count - 1.0));
@@ -227,7 +259,7 @@ std::pair<Operand, Operand> meanAndInverseStd(KernelBuilder &kb,
   Moments moments = sumMoments(kb, ns, input, wide, alsoZero);
   Operand mean{kb.scratch(ns.statisticShape(), element), ns.statisticId};
   Operand inverseStd{kb.scratch(ns.statisticShape(), element), ns.statisticId};
-  statisticsOf(kb, ns, moments.sum.buffer, moments.squares.buffer,
+  statisticsOf(kb, ns, moments.sum.buffer, moments.squares.buffer, moments.kind,
                moments.count, epsilon, mean.buffer, inverseStd.buffer);
   return {mean, inverseStd};
 }

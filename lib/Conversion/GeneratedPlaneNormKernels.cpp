@@ -127,30 +127,14 @@ SmallVector<Value> expandToPositions(KernelBuilder &kb, const PlaneSpace &ps,
       });
 }
 
-/// The batch's f64 sum and sum of squared deviations per channel of
-/// `input` (an operand of ps.rows), as sumMoments over small planes.
+/// The batch's raw f64 moments per channel of `input` (an operand of
+/// ps.rows), as sumMoments over small planes: the sum of the elements and
+/// of their squares, in one pass.
 std::pair<Value, Value> planeMoments(KernelBuilder &kb, const PlaneSpace &ps,
-                                     Operand input, double count) {
+                                     Operand input) {
   Type f64 = kb.builder.getF64Type();
   Value sum = kb.scratch({ps.c}, f64), squares = kb.scratch({ps.c}, f64);
-  sumOverPlanes(
-      kb, ps, input, sum,
-      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        return {widen(b, loc, x[0], f64)};
-      });
-  Value mean = expandToPositions(
-      kb, ps, sum, f64,
-      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        return {
-            arith::DivFOp::create(b, loc, x[0], constant(b, loc, f64, count))};
-      })[0];
-  sumOverPlanes(
-      kb, ps, {input, {mean, ps.position}}, squares,
-      [&](OpBuilder &b, Location loc, ValueRange x) -> SmallVector<Value> {
-        Value centered =
-            arith::SubFOp::create(b, loc, widen(b, loc, x[0], f64), x[1]);
-        return {arith::MulFOp::create(b, loc, centered, centered)};
-      });
+  sumOverPlanes(kb, ps, input, {sum, squares}, rawMomentTerms);
   return {sum, squares};
 }
 
@@ -165,7 +149,7 @@ void trainingOverPlanes(KernelBuilder &kb, const NormSpace &bn,
   Value running = kb.input(3, channels), runningVar = kb.input(4, channels);
   Value newMean = kb.output(1, channels), newVar = kb.output(2, channels);
   double count = double(bn.count);
-  auto [sum, squares] = planeMoments(kb, ps, input, count);
+  auto [sum, squares] = planeMoments(kb, ps, input);
   Type element = kb.computeType(elementOf(input));
   Value mean = kb.scratch(channels, element);
   Value factor = kb.scratch(channels, element);
@@ -198,11 +182,12 @@ void backwardOverPlanes(KernelBuilder &kb, const NormSpace &bn,
   Operand dx{kb.output(0, tensor), ps.tensor};
   Value dscale = kb.output(1, channels), dbias = kb.output(2, channels);
   double count = double(bn.count);
-  auto [sum, squares] = planeMoments(kb, ps, input, count);
+  auto [sum, squares] = planeMoments(kb, ps, input);
   Type element = kb.computeType(elementOf(input));
   Value mean = kb.scratch(channels, element);
   Value inverseStd = kb.scratch(channels, element);
-  statisticsOf(kb, bn, sum, squares, count, epsilon, mean, inverseStd);
+  statisticsOf(kb, bn, sum, squares, Squares::Raw, count, epsilon, mean,
+               inverseStd);
   SmallVector<Value> statistics = expandToPositions(kb, ps, {mean, inverseStd});
   Operand meanAt{statistics[0], ps.position};
   Operand inverseStdAt{statistics[1], ps.position};

@@ -70,15 +70,30 @@ loop::NestOp accumulate(KernelBuilder &kb, const Space &space,
                         ArrayRef<bool> reduction, Body term,
                         bool zeroed = false);
 
+/// How a statistic's `squares` were summed: as squared deviations from
+/// the mean (a second pass over the data, after the mean's), or raw, the
+/// squares of the values themselves in f64 in the same pass as their sum
+/// (squaredDeviations then takes the mean's square out).
+enum class Squares { Centered, Raw };
+
+/// The sum of squared deviations from the mean of `count` values from
+/// their raw f64 moments: max(0, squares - sum * sum / count). An f32
+/// value's square is exact in f64, so the difference loses only what f64
+/// sums lose: the variance is exact to f32's rounding unless a channel's
+/// mean is some 10^4 of its standard deviations.
+Value squaredDeviations(OpBuilder &b, Location loc, Value sum, Value squares,
+                        double count);
+
 /// The means and inverse standard deviations (of `mean`'s type) from the
-/// moments `sum` and `squares` of `count` elements per statistic.
+/// moments `sum` and `squares` (summed as `kind`) of `count` elements per
+/// statistic.
 void statisticsOf(KernelBuilder &kb, const NormSpace &ns, Value sum,
-                  Value squares, double count, double epsilon, Value mean,
-                  Value inverseStd);
+                  Value squares, Squares kind, double count, double epsilon,
+                  Value mean, Value inverseStd);
 
 /// The batch mean, the output's factor and the running statistics per
 /// channel, `outputs` (mean, factor, new running mean and variance), from
-/// `inputs` (the f64 moments' sum and squares, scale, running mean and
+/// `inputs` (the raw f64 moments' sum and squares, scale, running mean and
 /// variance): ONNX's momentum convention; the running variance takes the
 /// unbiased batch variance, squares / (count - 1), as the reference does.
 void trainingStatistics(KernelBuilder &kb, const NormSpace &bn,
@@ -97,6 +112,10 @@ Value normalize(OpBuilder &b, Location loc, Value x, Value mean,
 Value normalizationGradient(OpBuilder &b, Location loc, Value g,
                             Value normalized, Value sumG, Value sumGNormalized,
                             Value inverseStd, double count);
+
+/// The terms of raw f64 moments (sumMoments with f64 sums): the element
+/// x[0] and its square, both in f64.
+SmallVector<Value> rawMomentTerms(OpBuilder &b, Location loc, ValueRange x);
 
 /// The terms of batch norm's gradient sums, sum(dy) and sum(dy *
 /// normalized), from the elements of dy, x, mean and inverseStd, in f64:

@@ -268,6 +268,43 @@ TEST_CASE("generated batch norm and its gradient match the interpreter",
   }
 }
 
+// Batch norm's statistics sum each channel's elements and their raw
+// squares in f64 in one pass, the variance their difference
+// (squares - sum^2 / count): on channels whose mean is thousands of their
+// standard deviations (values 1000 +- 1 and -3000 +- 1) the batch
+// variance (the new running variance, with momentum 0), the normalized
+// output and the gradient still match the interpreter's two-pass double
+// statistics. The tolerance is the f32 mean's: its rounding (half an ulp
+// of 3000, 1.2e-4) moves x - mean by up to 2e-4 of the standard
+// deviation, 3e-4 of an output up to 4 (checkClose's floor is 0.05 of
+// that); raw squares summed in f32 would miss the variance by tens of
+// percent.
+TEST_CASE("batch norm statistics of channels far from zero mean",
+          "[generated][norm]") {
+  for (auto [shape, low, high] :
+       {std::tuple{Shape{8, 16, 9, 9}, 999.0, 1001.0},
+        std::tuple{Shape{32, 64, 2, 2}, -3001.0, -2999.0},
+        std::tuple{Shape{64, 5}, 999.0, 1001.0}}) {
+    int64_t c = shape[1];
+    HostTensor x = randomTensor(DType::F32, shape, low, high);
+    HostTensor scale = randomTensor(DType::F32, {c}, 0.5, 1.5);
+    HostTensor bias = randomTensor(DType::F32, {c});
+    HostTensor mean = randomTensor(DType::F32, {c});
+    HostTensor var = randomTensor(DType::F32, {c}, 0.5, 2.0);
+    Result tensorResult{DType::F32, shape}, channelResult{DType::F32, {c}};
+    checkGenerated({"graph.batch_norm_training",
+                    {x, scale, bias, mean, var},
+                    {tensorResult, channelResult, channelResult},
+                    {real("epsilon", 1e-5), real("momentum", 0.0)}},
+                   2e-3);
+    checkGenerated({"graph.batch_norm_training_backward",
+                    {randomTensor(DType::F32, shape), x, scale},
+                    {tensorResult, channelResult, channelResult},
+                    {real("epsilon", 1e-5)}},
+                   2e-3);
+  }
+}
+
 // Issue 22: a channel's statistic sums N*H*W values; in f32 that sum
 // carries several times PyTorch's rounding noise (a running mean whose
 // exact value is 0 came out at 5x PyTorch fp32's). The generated kernel

@@ -64,10 +64,11 @@ func.func @bias_grad(%x: memref<64x128xf32>, %y: memref<1x128xf32>) {
 
 // -----
 
-// Batch norm in training: one nest zeroes both per-channel sums; the sums
-// over the batch and the spatial dims, in f64 (the mean divided in place),
-// split over channels and vectorized along the positions; one per-channel
-// nest rounds the mean and makes the output's factor and the running
+// Batch norm in training: one nest zeroes both per-channel sums; one pass
+// over the batch and the spatial dims sums the elements and their squares
+// in f64, split over channels and vectorized along the positions; one
+// per-channel nest rounds the mean, takes the mean's square out of the
+// squares (clamped at 0) and makes the output's factor and the running
 // statistics (the unbiased variance divides by count - 1 = 8191); the data
 // pass is split by batch.
 // CHECK-LABEL: func.func @batch_norm
@@ -77,12 +78,17 @@ func.func @bias_grad(%x: memref<64x128xf32>, %y: memref<1x128xf32>) {
 // CHECK-NEXT: kernel.launch "graph.batch_norm_training"{{.*}}callee = @generated_batch_norm_training
 // CHECK: func.func private @generated_batch_norm_training(%[[X:.*]]: memref<32x64x256xf32>, {{.*}}, %[[Y:.*]]: memref<32x64x256xf32>, %{{.*}}: memref<64xf32>, %{{.*}}: memref<64xf32>, %[[FACTOR:.*]]: memref<64xf32>, %[[SUM:.*]]: memref<64xf64>, %[[SUMSQ:.*]]: memref<64xf64>, %[[MEAN:.*]]: memref<64xf32>)
 // CHECK: loop.nest outs(%[[SUM]], %[[SUMSQ]] : {{.*}}) domain = [64]
-// CHECK: loop.nest ins(%[[X]] : {{.*}}) outs(%[[SUM]] : {{.*}}) domain = [32, 64, 256] schedule = <parallel = 1, tile = [1, 1, 64], vectorize = true>
+// CHECK: loop.nest ins(%[[X]] : {{.*}}) outs(%[[SUM]], %[[SUMSQ]] : {{.*}}) domain = [32, 64, 256] schedule = <parallel = 1, tile = [1, 1, 64], vectorize = true>
 // CHECK-SAME: iterators = ["reduction", "parallel", "reduction"]
-// CHECK: arith.extf {{.*}} : f32 to f64
-// CHECK: loop.nest ins(%[[X]], %[[SUM]] : {{.*}}) outs(%[[SUMSQ]] : {{.*}}) domain = [32, 64, 256] schedule = <parallel = 1
-// CHECK: arith.divf
+// CHECK: %[[WIDE:.*]] = arith.extf {{.*}} : f32 to f64
+// CHECK: %[[SQUARE:.*]] = arith.mulf %[[WIDE]], %[[WIDE]] : f64
+// CHECK: arith.addf {{.*}}, %[[WIDE]] : f64
+// CHECK: arith.addf {{.*}}, %[[SQUARE]] : f64
+// CHECK-NOT: domain = [32, 64, 256]
 // CHECK: loop.nest ins(%[[SUM]], %[[SUMSQ]], {{.*}}) outs(%[[MEAN]], %[[FACTOR]], {{.*}}) domain = [64]
+// CHECK: arith.truncf {{.*}} : f64 to f32
+// CHECK: arith.subf
+// CHECK: arith.maximumf {{.*}} : f64
 // CHECK: arith.truncf {{.*}} : f64 to f32
 // CHECK: arith.constant 8.191000e+03 : f32
 // CHECK: loop.nest ins(%[[X]], %[[MEAN]], %[[FACTOR]], {{.*}}) outs(%[[Y]] : {{.*}}) domain = [32, 64, 256] schedule = <parallel = 0, tile = [1, 1, 64], vectorize = true>
@@ -489,14 +495,15 @@ func.func @window_copy(%w: memref<8x4x3x3xf32>, %g: memref<8x4x2x2xf32>, %lr: me
 // -----
 
 // A batch norm over planes smaller than a vector (2x2): its passes run
-// over [N, C * P] (whole vectors along C * P), a channel's sums over N per
-// position then over its positions ([C, P]), the per-channel values
-// expanded to [C * P] first; below 2^17 elements on one thread.
+// over [N, C * P] (whole vectors along C * P), a channel's sums (of the
+// elements and of their squares, f64, one pass) over N per position then
+// over its positions ([C, P]), the per-channel values expanded to [C * P]
+// first; below 2^17 elements on one thread.
 // CHECK-LABEL: func.func private @generated_batch_norm_training(
 // CHECK-SAME: memref<32x1024xf32>
-// CHECK: loop.nest ins(%{{.*}} : memref<32x1024xf32>) outs(%{{.*}} : memref<1024xf64>) domain = [32, 1024] schedule = <parallel = -1
-// CHECK: loop.nest ins(%{{.*}} : memref<256x4xf64>) outs(%{{.*}} : memref<256xf64>) domain = [256, 4]
-// CHECK: loop.nest ins(%{{.*}}, %{{.*}} : memref<32x1024xf32>, memref<1024xf64>) outs(%{{.*}} : memref<1024xf64>) domain = [32, 1024]
+// CHECK: loop.nest ins(%{{.*}} : memref<32x1024xf32>) outs(%{{.*}}, %{{.*}} : memref<1024xf64>, memref<1024xf64>) domain = [32, 1024] schedule = <parallel = -1
+// CHECK: loop.nest ins(%{{.*}}, %{{.*}} : memref<256x4xf64>, memref<256x4xf64>) outs(%{{.*}}, %{{.*}} : memref<256xf64>, memref<256xf64>) domain = [256, 4]
+// CHECK-NOT: memref<1024xf64>) domain = [32, 1024]
 // CHECK: outs(%{{.*}}, %{{.*}}, %{{.*}} : memref<256x4xf32>, memref<256x4xf32>, memref<256x4xf32>) domain = [256, 4]
 // CHECK: loop.nest ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<32x1024xf32>, memref<1024xf32>, memref<1024xf32>, memref<1024xf32>) outs(%{{.*}} : memref<32x1024xf32>) domain = [32, 1024] schedule = <parallel = -1
 // The gradient's sums, sum(dy) and sum(dy * normalized), in f64 as its
