@@ -343,18 +343,24 @@ void copyTo(KernelBuilder &kb, Value source, Value target, AffineMap write) {
 }
 
 /// `source` [N, C, D...] in a new zeroed scratch [N, extents..., C], at
-/// position d * step + offset of each spatial dim.
+/// position d * step + offset of each spatial dim (not zeroed where the
+/// copy writes every element: a weight gradient's dy).
 Value channelsLastCopy(KernelBuilder &kb, const ConvGeometry &g, Value source,
                        ArrayRef<int64_t> extents, ArrayRef<int64_t> offsets,
                        ArrayRef<int64_t> steps) {
   MLIRContext *context = kb.builder.getContext();
   unsigned rank = g.rank();
+  auto sourceType = cast<MemRefType>(source.getType());
   SmallVector<int64_t> shape = {g.batch};
   llvm::append_range(shape, extents);
   shape.push_back(g.group);
-  Value target =
-      kb.scratch(shape, cast<MemRefType>(source.getType()).getElementType());
-  zeroFill(kb, target);
+  Value target = kb.scratch(shape, sourceType.getElementType());
+  bool covered = true;
+  for (unsigned i = 0; i < rank; ++i)
+    covered &= steps[i] == 1 && offsets[i] == 0 &&
+               extents[i] == sourceType.getDimSize(2 + i);
+  if (!covered)
+    zeroFill(kb, target);
   SmallVector<AffineExpr> write = {affineDim(context, 0)};
   for (unsigned i = 0; i < rank; ++i)
     write.push_back(affineDim(context, 2 + i) * steps[i] + offsets[i]);
