@@ -227,6 +227,36 @@ TEST_CASE("generated layer_norm and its gradient match the interpreter", "[gener
   }
 }
 
+/// Batch norm in training (momentum `momentum`) and its gradient, and with
+/// `inference` batch norm with running statistics, on x of `shape` drawn
+/// from [low, high), against the interpreter within `tolerance`.
+static void checkBatchNorm(const Shape &shape, double low, double high,
+                           double momentum, double tolerance, bool inference) {
+  int64_t c = shape[1];
+  HostTensor x = randomTensor(DType::F32, shape, low, high);
+  HostTensor scale = randomTensor(DType::F32, {c}, 0.5, 1.5);
+  HostTensor bias = randomTensor(DType::F32, {c});
+  HostTensor mean = randomTensor(DType::F32, {c});
+  HostTensor var = randomTensor(DType::F32, {c}, 0.5, 2.0);
+  Result tensorResult{DType::F32, shape}, channelResult{DType::F32, {c}};
+  checkGenerated({"graph.batch_norm_training",
+                  {x, scale, bias, mean, var},
+                  {tensorResult, channelResult, channelResult},
+                  {real("epsilon", 1e-5), real("momentum", momentum)}},
+                 tolerance);
+  if (inference)
+    checkGenerated({"graph.batch_norm_inference",
+                    {x, scale, bias, mean, var},
+                    {tensorResult},
+                    {real("epsilon", 1e-3)}},
+                   tolerance);
+  checkGenerated({"graph.batch_norm_training_backward",
+                  {randomTensor(DType::F32, shape), x, scale},
+                  {tensorResult, channelResult, channelResult},
+                  {real("epsilon", 1e-5)}},
+                 tolerance);
+}
+
 // Shapes: no spatial dims, 1 and 3 spatial dims, a batch of 1, one
 // channel, unit spatial dims, spatial sizes that are no multiple of the
 // vector width, and ResNet-sized ones whose nests are split over channels
@@ -242,30 +272,8 @@ TEST_CASE("generated batch norm and its gradient match the interpreter",
         Shape{1, 3, 5, 5}, Shape{8, 1, 9, 9}, Shape{5, 4, 1, 1},
         Shape{16, 40, 13, 13}, Shape{32, 64, 16, 16}, Shape{2, 3, 15, 15, 15},
         // Planes smaller than a vector: passes over [N, C * P].
-        Shape{32, 256, 2, 2}, Shape{8, 3, 2, 3}, Shape{6, 4, 1, 3}}) {
-    int64_t c = shape[1];
-    HostTensor x = randomTensor(DType::F32, shape, -2.0, 3.0);
-    HostTensor scale = randomTensor(DType::F32, {c}, 0.5, 1.5);
-    HostTensor bias = randomTensor(DType::F32, {c});
-    HostTensor mean = randomTensor(DType::F32, {c});
-    HostTensor var = randomTensor(DType::F32, {c}, 0.5, 2.0);
-    Result tensorResult{DType::F32, shape}, channelResult{DType::F32, {c}};
-    checkGenerated({"graph.batch_norm_training",
-                    {x, scale, bias, mean, var},
-                    {tensorResult, channelResult, channelResult},
-                    {real("epsilon", 1e-5), real("momentum", 0.9)}},
-                   1e-5);
-    checkGenerated({"graph.batch_norm_inference",
-                    {x, scale, bias, mean, var},
-                    {tensorResult},
-                    {real("epsilon", 1e-3)}},
-                   1e-5);
-    checkGenerated({"graph.batch_norm_training_backward",
-                    {randomTensor(DType::F32, shape), x, scale},
-                    {tensorResult, channelResult, channelResult},
-                    {real("epsilon", 1e-5)}},
-                   1e-5);
-  }
+        Shape{32, 256, 2, 2}, Shape{8, 3, 2, 3}, Shape{6, 4, 1, 3}})
+    checkBatchNorm(shape, -2.0, 3.0, 0.9, 1e-5, /*inference=*/true);
 }
 
 // Batch norm's statistics sum each channel's elements and their raw
@@ -284,25 +292,8 @@ TEST_CASE("batch norm statistics of channels far from zero mean",
   for (auto [shape, low, high] :
        {std::tuple{Shape{8, 16, 9, 9}, 999.0, 1001.0},
         std::tuple{Shape{32, 64, 2, 2}, -3001.0, -2999.0},
-        std::tuple{Shape{64, 5}, 999.0, 1001.0}}) {
-    int64_t c = shape[1];
-    HostTensor x = randomTensor(DType::F32, shape, low, high);
-    HostTensor scale = randomTensor(DType::F32, {c}, 0.5, 1.5);
-    HostTensor bias = randomTensor(DType::F32, {c});
-    HostTensor mean = randomTensor(DType::F32, {c});
-    HostTensor var = randomTensor(DType::F32, {c}, 0.5, 2.0);
-    Result tensorResult{DType::F32, shape}, channelResult{DType::F32, {c}};
-    checkGenerated({"graph.batch_norm_training",
-                    {x, scale, bias, mean, var},
-                    {tensorResult, channelResult, channelResult},
-                    {real("epsilon", 1e-5), real("momentum", 0.0)}},
-                   2e-3);
-    checkGenerated({"graph.batch_norm_training_backward",
-                    {randomTensor(DType::F32, shape), x, scale},
-                    {tensorResult, channelResult, channelResult},
-                    {real("epsilon", 1e-5)}},
-                   2e-3);
-  }
+        std::tuple{Shape{64, 5}, 999.0, 1001.0}})
+    checkBatchNorm(shape, low, high, 0.0, 2e-3, /*inference=*/false);
 }
 
 // Issue 22: a channel's statistic sums N*H*W values; in f32 that sum
